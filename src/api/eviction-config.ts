@@ -1,0 +1,19 @@
+// The compiled eviction configuration the engine runs on: the kubelet's internal eviction
+// `Config`, with defaults applied and every duration in milliseconds. Produced by src/config/.
+
+import type { Threshold } from './threshold.js';
+
+export interface EvictionConfig {
+  /** Hard and soft thresholds, allocatable copies included (kubelet `ParseThresholdConfig` output). */
+  readonly thresholds: readonly Threshold[];
+  /** `evictionPressureTransitionPeriod`; 5 minutes by default, and an explicit 0 also becomes 5 minutes. */
+  readonly pressureTransitionPeriodMs: number;
+  /** `evictionMaxPodGracePeriod` in seconds (0 by default; negative passed through, as upstream). */
+  readonly maxPodGracePeriodSeconds: number;
+  /** `localStorageCapacityIsolation`; true by default. */
+  readonly localStorageCapacityIsolation: boolean;
+  /** `kernelMemcgNotification` as written in the file (the kubelet's default is false). */
+  readonly kernelMemcgNotification: boolean;
+  /** The synchronize loop interval (the kubelet's fixed 10 s housekeeping interval). */
+  readonly housekeepingIntervalMs: number;
+}
