@@ -1,0 +1,51 @@
+import { formatQuantity, parseQuantity, quantityFromInteger, compareQuantity } from '../../../src/api/quantity.js';
+
+describe('parseQuantity and formatQuantity round-trip to the canonical form', () => {
+  const cases: [string, string][] = [
+    ['100Mi', '100Mi'],
+    ['1Gi', '1Gi'],
+    ['1024Mi', '1Gi'],
+    ['1.5Gi', '1536Mi'],
+    ['0.5Gi', '512Mi'],
+    ['1200', '1200'],
+    ['1000', '1k'],
+    ['1G', '1G'],
+    ['500M', '500M'],
+    ['1.5', '1500m'],
+    ['250m', '250m'],
+    ['1e3', '1e3'],
+    ['100', '100'],
+    ['1023Ki', '1023Ki'],
+    ['1Ki', '1Ki'],
+  ];
+  for (const [raw, canonical] of cases) {
+    test(`${raw} prints as ${canonical}`, () => {
+      expect(formatQuantity(parseQuantity(raw))).toBe(canonical);
+    });
+  }
+});
+
+describe('parseQuantity rejects malformed strings', () => {
+  for (const raw of ['', 'foo', '1K', '10Mb', '1.2.3', 'Mi', '--1']) {
+    test(`rejects ${JSON.stringify(raw)}`, () => {
+      expect(() => parseQuantity(raw)).toThrow();
+    });
+  }
+});
+
+describe('integer quantities print like the kubelet prints observations', () => {
+  test('binary bytes that are not a whole number of Ki print in plain bytes', () => {
+    expect(formatQuantity(quantityFromInteger(10737418400n))).toBe('10737418400');
+  });
+  test('decimal counts print with SI suffixes', () => {
+    expect(formatQuantity(quantityFromInteger(1200n, 'DecimalSI'))).toBe('1200');
+    expect(formatQuantity(quantityFromInteger(50000n, 'DecimalSI'))).toBe('50k');
+  });
+  test('small binary values print in decimal', () => {
+    expect(formatQuantity(quantityFromInteger(1000n))).toBe('1k');
+  });
+  test('comparison is exact', () => {
+    expect(compareQuantity(parseQuantity('1Gi'), parseQuantity('1073741824'))).toBe(0);
+    expect(compareQuantity(parseQuantity('1Gi'), parseQuantity('1073741825'))).toBe(-1);
+  });
+});
