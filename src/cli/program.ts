@@ -1,16 +1,24 @@
 // The command-line program: one subcommand per operator task.
 
 import { Command } from 'commander';
-import { readFileSync } from 'node:fs';
+import { readFileSync, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { registerCheckConfig } from './check-config.js';
+import { registerReplay } from './replay.js';
 
+// The package's own package.json, found upward from this file (src/cli in tests, dist/src/cli built).
 function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 export function buildProgram(): Command {
   const program = new Command('kube-eviction-agent')
     .description('Node-local Kubernetes eviction agent: the kubelet eviction manager\'s decisions, reacting to kernel memory notifications')
     .version(packageVersion());
+  registerCheckConfig(program);
+  registerReplay(program);
   return program;
 }
