@@ -46,3 +46,77 @@ export interface MemoryThresholdNotifier {
   /** Stops promptly, even while a wait is outstanding; releases every descriptor. Idempotent. */
   stop(): Promise<void>;
 }
+
+// ---- The cluster side: implemented by src/kube (against the API server) and by test fakes. ----
+
+/** The node's pods and its Node object, as a watch keeps them (ListWatch with spec.nodeName=<node>). */
+export interface ClusterView {
+  /** True once the first list of pods and of the node has been received. */
+  readonly synced: boolean;
+  /** The pods bound to this node, latest state. */
+  pods(): readonly Pod[];
+  /** This node's object, or null when it does not exist (or is not known yet). */
+  node(): Node | null;
+  /** Subscribes to changes; returns an unsubscribe function. `old`/`new` are null for add/delete. */
+  onPodChange(listener: (oldPod: Pod | null, newPod: Pod | null) => void): () => void;
+  onNodeChange(listener: (oldNode: Node | null, newNode: Node | null) => void): () => void;
+}
+
+/** The outcome of one eviction or deletion request. */
+export type EvictionOutcome =
+  /** Accepted: the pod is being terminated. */
+  | { readonly result: 'accepted' }
+  /** Refused by a PodDisruptionBudget (HTTP 429): try the next candidate. */
+  | { readonly result: 'blocked'; readonly message: string }
+  /** The pod is already gone, or is another pod now (404, or a UID precondition failed with 409). */
+  | { readonly result: 'gone'; readonly message: string }
+  /** Any other failure (network, 5xx, 403, ...): retried later with backoff. */
+  | { readonly result: 'failed'; readonly status: number; readonly message: string };
+
+/** The condition upstream components add before deleting a pod. */
+export interface DisruptionTargetCondition {
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** Acts on pods through the API server. Every call is bounded in time and never throws. */
+export interface PodActions {
+  /** Re-reads a pod from the API server (not a cache): null when it does not exist. */
+  getPod(namespace: string, name: string): Promise<Pod | null>;
+  /** policy/v1 Eviction subresource: honours PodDisruptionBudgets. */
+  evictPod(pod: Pod, gracePeriodSeconds: number | null): Promise<EvictionOutcome>;
+  /** DELETE with an optional grace period, and a UID precondition when `uid` is set. */
+  deletePod(pod: Pod, options: { gracePeriodSeconds: number | null; uidPrecondition: boolean }): Promise<EvictionOutcome>;
+  /** Adds or updates the DisruptionTarget=True condition through the pod's status subresource. */
+  addDisruptionTarget(pod: Pod, condition: DisruptionTargetCondition): Promise<EvictionOutcome>;
+}
+
+/** An Event to record: on a pod, or on this node. */
+export interface AgentEvent {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly message: string;
+  readonly annotations?: Readonly<Record<string, string>>;
+}
+
+/** Records Events (best effort: failures are logged by the implementation, never thrown). */
+export interface EventRecorder {
+  podEvent(pod: Pod, event: AgentEvent): Promise<void>;
+  nodeEvent(event: AgentEvent): Promise<void>;
+}
+
+/** One node condition under the agent's own type (never the kubelet's). */
+export interface AgentNodeCondition {
+  readonly type: string;
+  readonly status: 'True' | 'False';
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** Reports node state: the agent's pressure conditions, and its optional NoSchedule taint. */
+export interface NodeReporter {
+  /** Sets these conditions (adds or updates; others untouched); LastTransitionTime changes only on a flip. */
+  setConditions(conditions: readonly AgentNodeCondition[]): Promise<boolean>;
+  /** Adds (present=true) or removes the agent's taint; a no-op when already so. */
+  setTaint(taint: { key: string; value: string; effect: 'NoSchedule' }, present: boolean): Promise<boolean>;
+}
