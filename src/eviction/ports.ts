@@ -2,7 +2,7 @@
 // wakes the loop. Adapters (src/observe, src/notifier, src/kube) implement these; the core never
 // imports an adapter.
 
-import type { Pod } from '../api/pod.js';
+import type { Node, Pod } from '../api/pod.js';
 import type { Summary } from '../api/summary.js';
 import type { Threshold } from '../api/threshold.js';
 
