@@ -120,3 +120,13 @@ export interface NodeReporter {
   /** Adds (present=true) or removes the agent's taint; a no-op when already so. */
   setTaint(taint: { key: string; value: string; effect: 'NoSchedule' }, present: boolean): Promise<boolean>;
 }
+
+/** Ends a pod's processes on this node, from its cgroup, without waiting for the API server or the kubelet. */
+export interface LocalTerminator {
+  /**
+   * Sends SIGTERM to every process in the pod's cgroup, then SIGKILL to those left after
+   * `gracePeriodMs`. Resolves with the number of processes signalled (0 when the cgroup is not
+   * found). Never throws.
+   */
+  terminate(pod: Pod, gracePeriodMs: number): Promise<{ readonly signalled: number }>;
+}
