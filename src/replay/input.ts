@@ -36,8 +36,8 @@ class Where {
     return new Where(this.line, `${this.path}[${i}]`);
   }
 
-  fail(message: string): never {
-    throw new ReplayInputError(this.line, this.path, message);
+  error(message: string): ReplayInputError {
+    return new ReplayInputError(this.line, this.path, message);
   }
 }
 
@@ -48,23 +48,23 @@ function typeName(value: unknown): string {
 }
 
 function expectObject(value: unknown, where: Where): Record<string, Json> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) where.fail(`expected an object, got ${typeName(value)}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw where.error(`expected an object, got ${typeName(value)}`);
   return value as Record<string, Json>;
 }
 
 function expectArray(value: unknown, where: Where): Json[] {
-  if (!Array.isArray(value)) where.fail(`expected an array, got ${typeName(value)}`);
+  if (!Array.isArray(value)) throw where.error(`expected an array, got ${typeName(value)}`);
   return value;
 }
 
 function optionalString(obj: Record<string, Json>, key: string, where: Where): void {
   const value = obj[key];
-  if (value !== undefined && value !== null && typeof value !== 'string') where.key(key).fail(`expected a string, got ${typeName(value)}`);
+  if (value !== undefined && value !== null && typeof value !== 'string') throw where.key(key).error(`expected a string, got ${typeName(value)}`);
 }
 
 function requiredString(obj: Record<string, Json>, key: string, where: Where): string {
   const value = obj[key];
-  if (typeof value !== 'string' || value === '') where.key(key).fail(value === undefined ? 'is required' : `expected a non-empty string, got ${typeName(value)}`);
+  if (typeof value !== 'string' || value === '') throw where.key(key).error(value === undefined ? 'is required' : `expected a non-empty string, got ${typeName(value)}`);
   return value;
 }
 
@@ -72,7 +72,7 @@ function requiredString(obj: Record<string, Json>, key: string, where: Where): s
 function optionalCount(obj: Record<string, Json>, key: string, where: Where): void {
   const value = obj[key];
   if (value === undefined || value === null) return;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) where.key(key).fail(`expected a non-negative integer, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw where.key(key).error(`expected a non-negative integer, got ${JSON.stringify(value)}`);
 }
 
 /** Parses an RFC 3339 timestamp to ms since the epoch. */
@@ -85,7 +85,7 @@ export function parseRfc3339(value: string): number | null {
 function optionalTime(obj: Record<string, Json>, key: string, where: Where): void {
   const value = obj[key];
   if (value === undefined || value === null) return;
-  if (typeof value !== 'string' || parseRfc3339(value) === null) where.key(key).fail(`expected an RFC 3339 timestamp, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string' || parseRfc3339(value) === null) throw where.key(key).error(`expected an RFC 3339 timestamp, got ${JSON.stringify(value)}`);
 }
 
 function validateMemory(value: Json | undefined, where: Where): void {
@@ -178,14 +178,14 @@ function validateResources(value: Json | undefined, where: Where): void {
     for (const [name, quantity] of Object.entries(entries)) {
       // kubectl prints quantities as strings; a bare number is accepted as the same quantity.
       if (typeof quantity === 'number') entries[name] = String(quantity);
-      else if (typeof quantity !== 'string') lw.key(name).fail(`expected a quantity string, got ${typeName(quantity)}`);
+      else if (typeof quantity !== 'string') throw lw.key(name).error(`expected a quantity string, got ${typeName(quantity)}`);
     }
   }
 }
 
 function validateContainers(value: Json | undefined, where: Where, required: boolean): void {
   if (value === undefined || value === null) {
-    if (required) where.fail('is required');
+    if (required) throw where.error('is required');
     return;
   }
   expectArray(value, where).forEach((c, i) => {
@@ -207,7 +207,7 @@ export function validatePod(value: unknown, where: Where): Pod {
   if (metadata.annotations !== undefined && metadata.annotations !== null) {
     const aw = mw.key('annotations');
     for (const [key, v] of Object.entries(expectObject(metadata.annotations, aw))) {
-      if (typeof v !== 'string') aw.key(key).fail(`expected a string, got ${typeName(v)}`);
+      if (typeof v !== 'string') throw aw.key(key).error(`expected a string, got ${typeName(v)}`);
     }
   }
   if (metadata.namespace === undefined) metadata.namespace = 'default';
@@ -218,7 +218,7 @@ export function validatePod(value: unknown, where: Where): Pod {
   validateResources(spec.resources, sw.key('resources'));
   for (const key of ['priority', 'terminationGracePeriodSeconds']) {
     const v = spec[key];
-    if (v !== undefined && v !== null && (typeof v !== 'number' || !Number.isInteger(v))) sw.key(key).fail(`expected an integer, got ${JSON.stringify(v)}`);
+    if (v !== undefined && v !== null && (typeof v !== 'number' || !Number.isInteger(v))) throw sw.key(key).error(`expected an integer, got ${JSON.stringify(v)}`);
   }
   if (spec.volumes !== undefined && spec.volumes !== null) {
     expectArray(spec.volumes, sw.key('volumes')).forEach((v, i) => requiredString(expectObject(v, sw.key('volumes').index(i)), 'name', sw.key('volumes').index(i)));
@@ -230,7 +230,7 @@ export function validatePod(value: unknown, where: Where): Pod {
       for (const key of ['key', 'operator', 'value', 'effect']) optionalString(toleration, key, tw);
       const seconds = toleration.tolerationSeconds;
       if (seconds !== undefined && seconds !== null && (typeof seconds !== 'number' || !Number.isInteger(seconds))) {
-        tw.key('tolerationSeconds').fail(`expected an integer, got ${JSON.stringify(seconds)}`);
+        throw tw.key('tolerationSeconds').error(`expected an integer, got ${JSON.stringify(seconds)}`);
       }
     });
   }
@@ -273,14 +273,14 @@ export function parseReplayLine(text: string, line: number, previousTimeMs: numb
   const where = new Where(line, '');
   const step = expectObject(value, where);
   for (const key of Object.keys(step)) {
-    if (!STEP_KEYS.has(key)) where.key(key).fail(`unknown key (expected one of ${[...STEP_KEYS].join(', ')})`);
+    if (!STEP_KEYS.has(key)) throw where.key(key).error(`unknown key (expected one of ${[...STEP_KEYS].join(', ')})`);
   }
-  if (step.time === undefined) where.key('time').fail('is required');
-  if (typeof step.time !== 'string') where.key('time').fail(`expected an RFC 3339 timestamp, got ${typeName(step.time)}`);
+  if (step.time === undefined) throw where.key('time').error('is required');
+  if (typeof step.time !== 'string') throw where.key('time').error(`expected an RFC 3339 timestamp, got ${typeName(step.time)}`);
   const timeMs = parseRfc3339(step.time);
-  if (timeMs === null) where.key('time').fail(`expected an RFC 3339 timestamp, got ${JSON.stringify(step.time)}`);
+  if (timeMs === null) throw where.key('time').error(`expected an RFC 3339 timestamp, got ${JSON.stringify(step.time)}`);
   if (previousTimeMs !== null && timeMs < previousTimeMs) {
-    where.key('time').fail(`time goes backwards: ${step.time} is before the previous step's ${formatRfc3339(previousTimeMs)}`);
+    throw where.key('time').error(`time goes backwards: ${step.time} is before the previous step's ${formatRfc3339(previousTimeMs)}`);
   }
 
   const result: { -readonly [K in keyof ReplayStep]: ReplayStep[K] } = { line, timeMs };
@@ -291,7 +291,7 @@ export function parseReplayLine(text: string, line: number, previousTimeMs: numb
     pods.forEach((pod, i) => {
       const uid = pod.metadata.uid as string;
       const first = seen.get(uid);
-      if (first !== undefined) where.key('pods').index(i).key('metadata').key('uid').fail(`duplicate pod UID ${uid} (also pods[${first}])`);
+      if (first !== undefined) throw where.key('pods').index(i).key('metadata').key('uid').error(`duplicate pod UID ${uid} (also pods[${first}])`);
       seen.set(uid, i);
     });
     result.pods = pods;
@@ -300,7 +300,7 @@ export function parseReplayLine(text: string, line: number, previousTimeMs: numb
   for (const key of ['dedicatedImageFs', 'splitContainerFs'] as const) {
     const v = step[key];
     if (v === undefined) continue;
-    if (typeof v !== 'boolean') where.key(key).fail(`expected a boolean, got ${typeName(v)}`);
+    if (typeof v !== 'boolean') throw where.key(key).error(`expected a boolean, got ${typeName(v)}`);
     result[key] = v;
   }
   return result;

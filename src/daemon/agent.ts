@@ -1,0 +1,214 @@
+// The running agent: the eviction loop, the executor, node status, the operations server and
+// configuration hot reload, put together from adapters the caller supplies (the real ones in
+// `run`, the sandboxed ones in `demo`, fakes in tests). It owns start-up order and a prompt,
+// complete shutdown.
+
+import type { Clock } from '../api/clock.js';
+import type { Logger } from '../api/logger.js';
+import type { LoadedConfig } from '../config/types.js';
+import { EvictionManager } from '../eviction/manager.js';
+import type { ClusterView, EventRecorder, LocalTerminator, MemoryThresholdNotifier, NodeObserver, NodeReporter, PodActions } from '../eviction/ports.js';
+import type { SynchronizeResult } from '../eviction/types.js';
+import { ConfigWatcher } from './config-watcher.js';
+import { EvictionExecutor, type ExecutorSettings } from './eviction-executor.js';
+import { EvictionLoop, type LoopSettings, type SyncTrigger } from './eviction-loop.js';
+import { startOpsServer, type OpsServer } from './http-server.js';
+import { createAgentMetrics, type AgentMetrics } from './metrics.js';
+import { NodeStatusReporter, type NodeStatusSettings } from './node-status.js';
+import { TaintController } from './taint-controller.js';
+
+export interface AgentOptions {
+  readonly config: LoadedConfig;
+  readonly nodeName: string;
+  /** The file to watch for hot reload, and how to parse a new version of it; null disables reload. */
+  readonly reload: { readonly path: string; readonly text: string; readonly parse: (text: string) => LoadedConfig } | null;
+  /** Overrides the config's dry-run setting (the `--dry-run` flag). */
+  readonly dryRun?: boolean;
+  /** Overrides the config's server port (0 disables; tests and the demo pass 0). */
+  readonly serverPort?: number;
+}
+
+export interface AgentDeps {
+  readonly cluster: ClusterView & { start(): Promise<void>; stop(): Promise<void> };
+  readonly actions: PodActions;
+  readonly events: EventRecorder;
+  readonly nodeReporter: NodeReporter;
+  readonly observer: NodeObserver;
+  readonly notifier: MemoryThresholdNotifier;
+  readonly terminator: LocalTerminator;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics?: AgentMetrics;
+  /** Called after every synchronize pass (the demo's timeline). */
+  readonly onSync?: (result: SynchronizeResult, trigger: SyncTrigger) => void;
+}
+
+export interface RunningAgent {
+  readonly metrics: AgentMetrics;
+  readonly loop: EvictionLoop;
+  readonly opsPort: number | null;
+  /** The configuration in force (after reloads). */
+  config(): LoadedConfig;
+  /** Applies a new configuration text as a reload would; resolves with the outcome. */
+  reloadNow(): Promise<'applied' | 'unchanged' | 'rejected' | 'disabled'>;
+  stop(): Promise<void>;
+}
+
+function executorSettings(config: LoadedConfig, nodeName: string, dryRun: boolean): ExecutorSettings {
+  const a = config.agent.actions;
+  return {
+    nodeName,
+    dryRun,
+    hardEviction: a.hardEviction,
+    softEviction: a.softEviction,
+    localTermination: a.localTermination,
+    localTerminationGracePeriodMs: a.localTerminationGracePeriodMs,
+    setDisruptionTargetCondition: a.setDisruptionTargetCondition,
+    uidPrecondition: true,
+  };
+}
+
+function loopSettings(config: LoadedConfig): LoopSettings {
+  return { housekeepingIntervalMs: config.eviction.housekeepingIntervalMs, podCleanupTimeoutMs: config.agent.actions.podCleanupTimeoutMs };
+}
+
+function statusSettings(config: LoadedConfig, dryRun: boolean): NodeStatusSettings {
+  const r = config.agent.reporting;
+  return { enabled: r.nodeConditions, dryRun, conditionTypePrefix: r.conditionTypePrefix, taint: { enabled: r.taint.enabled, key: r.taint.key } };
+}
+
+// Events are best effort and optional: with `reporting.events: false`, none are recorded.
+function gatedEvents(events: EventRecorder, enabled: () => boolean): EventRecorder {
+  return {
+    podEvent: async (pod, event) => (enabled() ? events.podEvent(pod, event) : undefined),
+    nodeEvent: async (event) => (enabled() ? events.nodeEvent(event) : undefined),
+  };
+}
+
+export async function startAgent(options: AgentOptions, deps: AgentDeps): Promise<RunningAgent> {
+  const log = deps.logger.child({ component: 'agent' });
+  const metrics = deps.metrics ?? createAgentMetrics();
+  let config = options.config;
+  const dryRun = (): boolean => options.dryRun === true || config.agent.actions.dryRun;
+  const events = gatedEvents(deps.events, () => config.agent.reporting.events && !dryRun());
+  metrics.configInfo.set({ kind: config.kind }, 1);
+
+  const manager = new EvictionManager(config.eviction);
+  const executor = new EvictionExecutor(executorSettings(config, options.nodeName, dryRun()), {
+    cluster: deps.cluster,
+    actions: deps.actions,
+    events,
+    terminator: deps.terminator,
+    metrics,
+    logger: deps.logger,
+    clock: deps.clock,
+  });
+  const nodeStatus = new NodeStatusReporter(statusSettings(config, dryRun()), deps.nodeReporter, deps.logger);
+  const taints = new TaintController(config.agent.taintEviction, {
+    nodeName: options.nodeName,
+    dryRun,
+    cluster: deps.cluster,
+    actions: deps.actions,
+    events,
+    metrics,
+    clock: deps.clock,
+    logger: deps.logger,
+  });
+  const loop = new EvictionLoop(loopSettings(config), {
+    manager,
+    observer: deps.observer,
+    notifier: deps.notifier,
+    cluster: deps.cluster,
+    executor,
+    metrics,
+    clock: deps.clock,
+    logger: deps.logger,
+    thresholds: () => config.eviction.thresholds,
+    onSync: async (result, trigger) => {
+      await nodeStatus.report(result.nodeConditions, result.nowMs);
+      deps.onSync?.(result, trigger);
+    },
+  });
+
+  const apply = (next: LoadedConfig): void => {
+    config = next;
+    manager.updateConfig(next.eviction);
+    executor.updateSettings(executorSettings(next, options.nodeName, dryRun()));
+    nodeStatus.updateSettings(statusSettings(next, dryRun()));
+    taints.updateSettings(next.agent.taintEviction);
+    metrics.configInfo.reset();
+    metrics.configInfo.set({ kind: next.kind }, 1);
+    loop.updateSettings(loopSettings(next));
+  };
+  const watcher =
+    options.reload === null
+      ? null
+      : new ConfigWatcher(
+          {
+            path: options.reload.path,
+            apply: (text) => {
+              apply((options.reload as NonNullable<AgentOptions['reload']>).parse(text));
+              metrics.configReloads.inc({ result: 'applied' });
+              log.info('configuration reloaded', { path: options.reload?.path });
+            },
+            onRejected: async (err) => {
+              metrics.configReloads.inc({ result: 'rejected' });
+              const message = err instanceof Error ? err.message : String(err);
+              log.error('configuration reload rejected; keeping the previous configuration', { path: options.reload?.path, err: message });
+              await events.nodeEvent({ type: 'Warning', reason: 'ConfigReloadFailed', message: `Invalid configuration ${options.reload?.path ?? ''} ignored, previous configuration kept: ${message}`.slice(0, 1024) });
+            },
+            logger: deps.logger,
+          },
+          options.reload.text,
+        );
+
+  // Start-up order: the watches first (decisions need the pods), then the loop, then reload and
+  // the endpoint. The loop runs even before the watches sync: observing costs nothing, and a
+  // pass with no pods evicts nothing.
+  await deps.cluster.start();
+  taints.start();
+  loop.start();
+  watcher?.start();
+  const port = options.serverPort ?? config.agent.server.port;
+  let ops: OpsServer | null = null;
+  if (port !== 0 || options.serverPort === 0) {
+    ops = await startOpsServer(config.agent.server.address, port, metrics.registry, {
+      live: () => {
+        const { lastSyncAtMs } = loop.health;
+        // Live while passes keep happening: three housekeeping intervals plus the cleanup wait of slack.
+        const slackMs = 3 * config.eviction.housekeepingIntervalMs + config.agent.actions.podCleanupTimeoutMs;
+        if (lastSyncAtMs !== null && deps.clock.nowMs() - lastSyncAtMs > slackMs) return `no synchronize pass for ${Math.round((deps.clock.nowMs() - lastSyncAtMs) / 1000)}s`;
+        return null;
+      },
+      ready: () => {
+        const reasons = [];
+        if (!deps.cluster.synced) reasons.push('pod and node watches not synced');
+        if (!loop.health.observeOk) reasons.push('the node has not been observed successfully yet');
+        metrics.ready.set(reasons.length === 0 ? 1 : 0);
+        return reasons.length === 0 ? null : reasons.join('; ');
+      },
+    });
+    log.info('serving /metrics, /healthz and /readyz', { address: config.agent.server.address, port: ops.port });
+  }
+
+  let stopping: Promise<void> | null = null;
+  return {
+    metrics,
+    loop,
+    opsPort: ops?.port ?? null,
+    config: () => config,
+    reloadNow: async () => (watcher === null ? 'disabled' : watcher.reload()),
+    stop: () => {
+      stopping ??= (async () => {
+        log.info('stopping');
+        await watcher?.stop();
+        await taints.stop();
+        await loop.stop();
+        await deps.cluster.stop();
+        await ops?.stop();
+        log.info('stopped');
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,273 @@
+// Carries out the engine's decisions on the cluster and on the node, safely: re-checks every pod
+// right before acting (still here, same UID, still bound to this node, not critical), picks the
+// action by threshold kind (Eviction API for soft thresholds so PodDisruptionBudgets hold;
+// DELETE plus local termination for hard memory pressure), moves on to the next candidate when
+// a PodDisruptionBudget refuses, records the kubelet's Events, and keeps retrying a deletion whose
+// processes it already ended, so no decision is lost while the API server is unreachable.
+
+import type { Clock } from '../api/clock.js';
+import type { Logger } from '../api/logger.js';
+import type { Pod } from '../api/pod.js';
+import { podKey } from '../api/pod.js';
+import { isMemorySignal } from '../api/signals.js';
+import { isCriticalPod } from '../eviction/critical.js';
+import type { ClusterView, EventRecorder, EvictionOutcome, LocalTerminator, PodActions } from '../eviction/ports.js';
+import type { Eviction, SynchronizeResult } from '../eviction/types.js';
+import type { AgentMetrics } from './metrics.js';
+
+export interface ExecutorSettings {
+  readonly nodeName: string;
+  readonly dryRun: boolean;
+  /** How hard-threshold (and local-storage) evictions are requested. */
+  readonly hardEviction: 'delete' | 'eviction-api';
+  /** How soft-threshold evictions are requested. */
+  readonly softEviction: 'eviction-api' | 'delete';
+  /** End a pod's processes locally on hard memory pressure. */
+  readonly localTermination: boolean;
+  /** Grace before SIGKILL for local termination; null uses the engine's grace period. */
+  readonly localTerminationGracePeriodMs: number | null;
+  readonly setDisruptionTargetCondition: boolean;
+  readonly uidPrecondition: boolean;
+}
+
+export interface ExecutorDeps {
+  readonly cluster: ClusterView;
+  readonly actions: PodActions;
+  readonly events: EventRecorder;
+  readonly terminator: LocalTerminator;
+  readonly metrics: AgentMetrics;
+  readonly logger: Logger;
+  readonly clock: Clock;
+}
+
+/** What one execution did: the pods now terminating, to wait for before the next eviction. */
+export interface ExecutionReport {
+  readonly evicted: readonly Pod[];
+  readonly attempts: readonly { readonly pod: string; readonly action: string; readonly result: string; readonly message?: string }[];
+}
+
+type Action = 'eviction-api' | 'delete';
+
+// How long a deletion whose processes were already ended is retried, and how often at most.
+const DELETE_RETRY_WINDOW_MS = 10 * 60_000;
+const DELETE_RETRY_MIN_INTERVAL_MS = 2_000;
+// The node Event for a threshold is recorded at most this often (the kubelet relies on the
+// client-side event correlator to fold its repeats; a plain rate limit does the same here).
+const NODE_EVENT_INTERVAL_MS = 60_000;
+
+interface PendingDelete {
+  readonly eviction: Eviction;
+  readonly firstAtMs: number;
+  nextAtMs: number;
+  attempts: number;
+}
+
+function signalLabel(eviction: Eviction): string {
+  return eviction.reason.kind === 'threshold' ? eviction.reason.signal : eviction.reason.limit;
+}
+
+function isHard(eviction: Eviction): boolean {
+  return eviction.reason.kind === 'local-storage' || eviction.reason.hard;
+}
+
+export class EvictionExecutor {
+  private settings: ExecutorSettings;
+  private readonly deps: ExecutorDeps;
+  private readonly log: Logger;
+  private readonly pendingDeletes = new Map<string, PendingDelete>();
+  private readonly nodeEventAtMs = new Map<string, number>();
+
+  constructor(settings: ExecutorSettings, deps: ExecutorDeps) {
+    this.settings = settings;
+    this.deps = deps;
+    this.log = deps.logger.child({ component: 'eviction-executor' });
+  }
+
+  updateSettings(settings: ExecutorSettings): void {
+    this.settings = settings;
+  }
+
+  /** Deletions still being retried (their processes were ended locally). */
+  get pendingDeleteCount(): number {
+    return this.pendingDeletes.size;
+  }
+
+  /**
+   * Acts on one synchronize result. `notifiedAtMs` is when the kernel notification that led to
+   * this pass arrived (null for a housekeeping pass), for the reaction-latency metric.
+   */
+  async execute(result: SynchronizeResult, notifiedAtMs: number | null, options: { hardOnly?: boolean } = {}): Promise<ExecutionReport> {
+    const attempts: { pod: string; action: string; result: string; message?: string }[] = [];
+    const evicted: Pod[] = [];
+    if (result.reclaim !== null) await this.recordNodeEvent(result);
+
+    const first = result.evictions[0];
+    if (first === undefined) return { evicted, attempts };
+    if (first.reason.kind === 'local-storage') {
+      // Every local-storage violator goes, each on its own.
+      for (const eviction of result.evictions) {
+        const outcome = await this.evictOne(eviction, notifiedAtMs, attempts);
+        if (outcome === 'accepted') evicted.push(eviction.pod);
+      }
+      return { evicted, attempts };
+    }
+    if (options.hardOnly === true && !isHard(first)) {
+      attempts.push({ pod: podKey(first.pod), action: 'none', result: 'deferred', message: 'waiting for an evicted pod to terminate' });
+      return { evicted, attempts };
+    }
+    // Threshold pressure: one pod; a PodDisruptionBudget refusal moves on to the next in rank order.
+    for (const eviction of [first, ...result.fallbacks]) {
+      const outcome = await this.evictOne(eviction, notifiedAtMs, attempts);
+      if (outcome === 'accepted') evicted.push(eviction.pod);
+      // In a dry run nothing is waited for: the decision is reported again at the next pass.
+      if (outcome === 'accepted' || outcome === 'dry-run') break;
+      if (outcome !== 'blocked' && outcome !== 'skipped') break;
+    }
+    return { evicted, attempts };
+  }
+
+  /** Retries deletions of pods whose processes were already ended; called on every pass. */
+  async retryPendingDeletes(): Promise<void> {
+    const nowMs = this.deps.clock.nowMs();
+    for (const [uid, pending] of [...this.pendingDeletes]) {
+      if (nowMs < pending.nextAtMs) continue;
+      if (nowMs - pending.firstAtMs > DELETE_RETRY_WINDOW_MS) {
+        this.pendingDeletes.delete(uid);
+        this.log.error('giving up deleting a pod whose processes were ended', { pod: podKey(pending.eviction.pod), attempts: pending.attempts });
+        continue;
+      }
+      const outcome = await this.requestDeletion(pending.eviction, 'delete');
+      pending.attempts++;
+      if (outcome.result === 'failed') {
+        pending.nextAtMs = nowMs + Math.min(60_000, DELETE_RETRY_MIN_INTERVAL_MS * 2 ** Math.min(pending.attempts, 5));
+      } else {
+        this.pendingDeletes.delete(uid);
+        this.deps.metrics.evictions.inc({ signal: signalLabel(pending.eviction), action: 'delete', result: outcome.result === 'accepted' ? 'accepted' : 'gone' });
+      }
+    }
+  }
+
+  private async recordNodeEvent(result: SynchronizeResult): Promise<void> {
+    if (this.settings.dryRun || result.reclaim === null) return;
+    const signal = result.reclaim.threshold.signal;
+    const lastMs = this.nodeEventAtMs.get(signal);
+    if (lastMs !== undefined && result.nowMs - lastMs < NODE_EVENT_INTERVAL_MS) return;
+    this.nodeEventAtMs.set(signal, result.nowMs);
+    await this.deps.events.nodeEvent({ type: 'Warning', reason: 'EvictionThresholdMet', message: `Attempting to reclaim ${result.reclaim.resource}` });
+  }
+
+  /**
+   * The pod as the watch sees it now, if it is still a pod this agent may evict: same UID, bound
+   * to this node, not critical, not already terminating. Otherwise the reason it is not.
+   */
+  private recheck(pod: Pod, current: Pod | null | undefined): { pod: Pod } | { skip: string; terminating?: boolean } {
+    if (current === null || current === undefined) return { skip: 'the pod no longer exists' };
+    if (current.metadata.uid !== pod.metadata.uid) return { skip: 'the pod was replaced by another with the same name' };
+    if (current.spec.nodeName !== this.settings.nodeName) return { skip: `the pod is bound to ${current.spec.nodeName ?? 'no node'}, not ${this.settings.nodeName}` };
+    if (isCriticalPod(current)) return { skip: 'cannot evict a critical pod' };
+    if (current.metadata.deletionTimestamp !== undefined && current.metadata.deletionTimestamp !== null) return { skip: 'the pod is already terminating', terminating: true };
+    return { pod: current };
+  }
+
+  private async evictOne(
+    eviction: Eviction,
+    notifiedAtMs: number | null,
+    attempts: { pod: string; action: string; result: string; message?: string }[],
+  ): Promise<'accepted' | 'blocked' | 'gone' | 'failed' | 'skipped' | 'dry-run'> {
+    const key = podKey(eviction.pod);
+    const signal = signalLabel(eviction);
+    const hard = isHard(eviction);
+    const action: Action = hard ? this.settings.hardEviction : this.settings.softEviction;
+    const note = (act: string, res: string, message?: string): void => {
+      attempts.push({ pod: key, action: act, result: res, ...(message === undefined ? {} : { message }) });
+      this.deps.metrics.evictions.inc({ signal, action: act, result: res });
+    };
+
+    // 1. Re-check against the watch's latest state: never act on a pod of another node, a
+    //    replaced pod, or a critical pod, whatever the decision was based on.
+    const cached = this.recheck(eviction.pod, this.deps.cluster.pods().find((p) => p.metadata.uid === eviction.pod.metadata.uid));
+    if ('skip' in cached && cached.terminating !== true) {
+      note(action, 'skipped', cached.skip);
+      this.log.info('not evicting', { pod: key, reason: cached.skip });
+      return cached.skip === 'cannot evict a critical pod' ? 'skipped' : 'gone';
+    }
+    const localKill = hard && this.settings.localTermination && eviction.reason.kind === 'threshold' && isMemorySignal(eviction.reason.signal);
+
+    if (this.settings.dryRun) {
+      note(localKill ? `${action}+local-termination` : action, 'dry-run');
+      this.log.info('would evict (dry run)', { pod: key, signal, gracePeriodSeconds: eviction.gracePeriodSeconds, message: eviction.message });
+      return 'dry-run';
+    }
+
+    // 2. Hard memory pressure: end the pod's processes now, from its cgroup, so memory is freed
+    //    in milliseconds whatever the API server and the kubelet are doing.
+    if (localKill) {
+      const graceMs = this.settings.localTerminationGracePeriodMs ?? eviction.gracePeriodSeconds * 1000;
+      const started = this.deps.terminator.terminate(eviction.pod, graceMs);
+      this.observeLatency(notifiedAtMs, 'local-termination');
+      const { signalled } = await started;
+      note('local-termination', signalled > 0 ? 'accepted' : 'gone');
+      this.log.warn('ended pod processes locally', { pod: key, signal, processes: signalled, gracePeriodMs: graceMs });
+    }
+    if ('skip' in cached) {
+      // Already terminating: the API has nothing more to do; local termination (above) sped it up.
+      note(action, 'skipped', cached.skip);
+      return localKill ? 'accepted' : 'gone';
+    }
+
+    // 3. Re-check against the API server itself, right before the request.
+    const fresh = await this.deps.actions.getPod(eviction.pod.metadata.namespace ?? '', eviction.pod.metadata.name ?? '');
+    const checked = this.recheck(eviction.pod, fresh);
+    if ('skip' in checked) {
+      note(action, 'skipped', checked.skip);
+      this.log.info('not evicting', { pod: key, reason: checked.skip });
+      return checked.skip === 'cannot evict a critical pod' ? 'skipped' : 'gone';
+    }
+
+    // 4. The request. The kubelet records the Evicted event before killing; a soft eviction
+    //    may still be refused by a budget, so its event waits for the answer.
+    if (action === 'delete') await this.deps.events.podEvent(checked.pod, { type: 'Warning', reason: 'Evicted', message: eviction.message, annotations: eviction.annotations });
+    if (!localKill) this.observeLatency(notifiedAtMs, action);
+    const outcome = await this.requestDeletion({ ...eviction, pod: checked.pod }, action);
+    note(action, outcome.result, 'message' in outcome ? outcome.message : undefined);
+    switch (outcome.result) {
+      case 'accepted':
+        if (action === 'eviction-api') await this.deps.events.podEvent(checked.pod, { type: 'Warning', reason: 'Evicted', message: eviction.message, annotations: eviction.annotations });
+        this.log.warn('evicted pod', { pod: key, signal, action, gracePeriodSeconds: eviction.gracePeriodSeconds });
+        return 'accepted';
+      case 'blocked':
+        this.log.warn('eviction refused by a PodDisruptionBudget; trying the next candidate', { pod: key, message: outcome.message });
+        await this.deps.events.podEvent(checked.pod, { type: 'Warning', reason: 'EvictionBlocked', message: `Eviction for ${signal} refused: ${outcome.message}` });
+        return 'blocked';
+      case 'gone':
+        return 'gone';
+      case 'failed':
+        this.deps.metrics.apiErrors.inc({ operation: action, status: String(outcome.status) });
+        this.log.error('eviction request failed; retrying', { pod: key, action, status: outcome.status, message: outcome.message });
+        if (localKill) {
+          // The processes are gone; the pod object must follow, or the kubelet restarts them.
+          const nowMs = this.deps.clock.nowMs();
+          this.pendingDeletes.set(checked.pod.metadata.uid ?? key, { eviction: { ...eviction, pod: checked.pod }, firstAtMs: nowMs, nextAtMs: nowMs + DELETE_RETRY_MIN_INTERVAL_MS, attempts: 1 });
+          return 'accepted';
+        }
+        return 'failed';
+    }
+  }
+
+  private async requestDeletion(eviction: Eviction, action: Action): Promise<EvictionOutcome> {
+    const { actions } = this.deps;
+    if (action === 'eviction-api') return actions.evictPod(eviction.pod, eviction.gracePeriodSeconds);
+    if (this.settings.setDisruptionTargetCondition && eviction.condition !== null) {
+      const patched = await actions.addDisruptionTarget(eviction.pod, { reason: eviction.condition.reason, message: eviction.condition.message });
+      if (patched.result === 'gone') return patched;
+      // A failed condition patch does not stop the deletion: the condition is informative.
+      if (patched.result === 'failed') this.log.warn('could not add the DisruptionTarget condition', { pod: podKey(eviction.pod), status: patched.status });
+    }
+    return actions.deletePod(eviction.pod, { gracePeriodSeconds: eviction.gracePeriodSeconds, uidPrecondition: this.settings.uidPrecondition });
+  }
+
+  private observeLatency(notifiedAtMs: number | null, action: string): void {
+    if (notifiedAtMs === null) return;
+    this.deps.metrics.notificationToEviction.observe({ action }, Math.max(0, this.deps.clock.nowMs() - notifiedAtMs) / 1000);
+  }
+}

@@ -1,0 +1,197 @@
+// The daemon's main loop, the kubelet eviction manager's `Start` made event-driven: a
+// synchronize pass every housekeeping interval and at once on every kernel notification, one
+// pass at a time (notifications during a pass collapse into one more pass). After an eviction
+// it waits, at most the pod cleanup timeout, polling every second, until the evicted pods are
+// gone before evicting again, except to escalate to a hard eviction. All waiting goes through
+// the injected clock.
+
+import type { Clock } from '../api/clock.js';
+import type { Logger } from '../api/logger.js';
+import type { Pod } from '../api/pod.js';
+import { podKey } from '../api/pod.js';
+import { NODE_CONDITIONS } from '../api/signals.js';
+import { isHardEvictionThreshold } from '../api/threshold.js';
+import type { EvictionManager } from '../eviction/manager.js';
+import type { ClusterView, MemoryThresholdNotifier, NodeObserver, NotifierEvent } from '../eviction/ports.js';
+import type { SynchronizeResult } from '../eviction/types.js';
+import type { EvictionExecutor } from './eviction-executor.js';
+import type { AgentMetrics } from './metrics.js';
+
+export type SyncTrigger = 'housekeeping' | 'notifier' | 'eviction-wait' | 'reload' | 'startup';
+
+export interface LoopSettings {
+  readonly housekeepingIntervalMs: number;
+  readonly podCleanupTimeoutMs: number;
+}
+
+export interface LoopDeps {
+  readonly manager: EvictionManager;
+  readonly observer: NodeObserver;
+  readonly notifier: MemoryThresholdNotifier;
+  readonly cluster: ClusterView;
+  readonly executor: EvictionExecutor;
+  readonly metrics: AgentMetrics;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Called after every pass with its result (node conditions, taint, explain, demo timeline). */
+  readonly onSync?: (result: SynchronizeResult, trigger: SyncTrigger) => Promise<void> | void;
+  /** The thresholds the notifier arms, from the current configuration. */
+  readonly thresholds: () => Parameters<MemoryThresholdNotifier['updateThresholds']>[1];
+}
+
+// The kubelet polls for pod cleanup every second.
+const POD_CLEANUP_POLL_MS = 1000;
+
+// The kubelet's "active pods": bound to this node and not terminal.
+function activePods(pods: readonly Pod[]): Pod[] {
+  return pods.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+}
+
+export class EvictionLoop {
+  private settings: LoopSettings;
+  private readonly deps: LoopDeps;
+  private readonly log: Logger;
+  private stopped = false;
+  private running: Promise<void> | null = null;
+  private wakeController = new AbortController();
+  private pendingTrigger: SyncTrigger | null = null;
+  private pendingNotifiedAtMs: number | null = null;
+  /** Pods evicted and not yet gone, and until when the loop waits for them. */
+  private awaiting: { uids: Set<string>; untilMs: number } | null = null;
+  private lastSyncAtMs: number | null = null;
+  private lastObserveOk = false;
+
+  constructor(settings: LoopSettings, deps: LoopDeps) {
+    this.settings = settings;
+    this.deps = deps;
+    this.log = deps.logger.child({ component: 'eviction-loop' });
+  }
+
+  updateSettings(settings: LoopSettings): void {
+    this.settings = settings;
+    this.wake('reload', null);
+  }
+
+  /** When the last pass finished (for liveness), and whether its observation worked (readiness). */
+  get health(): { lastSyncAtMs: number | null; observeOk: boolean } {
+    return { lastSyncAtMs: this.lastSyncAtMs, observeOk: this.lastObserveOk };
+  }
+
+  start(): void {
+    if (this.running !== null) return;
+    this.deps.notifier.start((event) => this.onNotification(event));
+    this.pendingTrigger = 'startup';
+    this.running = this.run();
+  }
+
+  /** Stops after the pass in progress (if any); idempotent. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wakeController.abort();
+    await this.deps.notifier.stop();
+    await this.running;
+  }
+
+  /** Asks for a pass now (coalesced with any already pending). */
+  wake(trigger: SyncTrigger, notifiedAtMs: number | null): void {
+    // A notifier wake outranks a housekeeping one: it carries the latency clock.
+    if (this.pendingTrigger === null || trigger === 'notifier') this.pendingTrigger = trigger;
+    if (notifiedAtMs !== null && this.pendingNotifiedAtMs === null) this.pendingNotifiedAtMs = notifiedAtMs;
+    this.wakeController.abort();
+  }
+
+  private onNotification(event: NotifierEvent): void {
+    this.deps.metrics.notifierEvents.inc({ description: event.description });
+    this.log.info('eviction manager: threshold crossed', { description: event.description });
+    this.wake('notifier', event.atMs);
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      const trigger = this.pendingTrigger ?? 'housekeeping';
+      const notifiedAtMs = this.pendingNotifiedAtMs;
+      this.pendingTrigger = null;
+      this.pendingNotifiedAtMs = null;
+      this.wakeController = new AbortController();
+      try {
+        await this.syncOnce(trigger, notifiedAtMs);
+      } catch (err) {
+        // A pass must never end the loop: log, and try again at the next tick.
+        this.log.error('synchronize failed', { err: err instanceof Error ? err.message : String(err), trigger });
+      }
+      if (this.stopped) break;
+      if (this.pendingTrigger !== null) continue;
+      await this.deps.clock.sleep(this.awaiting !== null ? POD_CLEANUP_POLL_MS : this.settings.housekeepingIntervalMs, this.wakeController.signal);
+      if (this.pendingTrigger === null && this.awaiting !== null) this.pendingTrigger = 'eviction-wait';
+    }
+  }
+
+  /** One pass: observe, decide, report, act. */
+  async syncOnce(trigger: SyncTrigger, notifiedAtMs: number | null): Promise<SynchronizeResult | null> {
+    const { clock, cluster, observer, manager, metrics, notifier, executor } = this.deps;
+    const startedMs = clock.nowMs();
+    metrics.syncs.inc({ trigger });
+
+    if (this.awaiting !== null) {
+      const present = new Set(cluster.pods().map((p) => p.metadata.uid));
+      for (const uid of this.awaiting.uids) if (!present.has(uid)) this.awaiting.uids.delete(uid);
+      if (this.awaiting.uids.size === 0 || startedMs >= this.awaiting.untilMs) {
+        if (this.awaiting.uids.size > 0) this.log.warn('evicted pods still present after the cleanup timeout', { uids: [...this.awaiting.uids] });
+        this.awaiting = null;
+      } else if (trigger === 'eviction-wait') {
+        return null; // Still waiting: nothing to do until the pods are gone or a notification arrives.
+      }
+    }
+
+    const pods = activePods(cluster.pods());
+    let observation;
+    try {
+      observation = await observer.observe(pods);
+      this.lastObserveOk = true;
+    } catch (err) {
+      // The kubelet logs and skips the pass when its summary fails; so does the agent.
+      this.lastObserveOk = false;
+      this.log.error('observing the node failed', { err: err instanceof Error ? err.message : String(err) });
+      return null;
+    }
+    metrics.observeProblems.set(observation.problems.length);
+    notifier.updateThresholds(observation.summary, this.deps.thresholds());
+
+    const result = manager.synchronize({
+      nowMs: clock.nowMs(),
+      summary: observation.summary,
+      pods,
+      dedicatedImageFs: observation.dedicatedImageFs,
+      splitContainerFs: observation.splitContainerFs,
+    });
+    metrics.syncDuration.observe({ trigger }, (clock.nowMs() - startedMs) / 1000);
+    this.record(result);
+    for (const note of result.notes) this.log.info(note);
+
+    await executor.retryPendingDeletes();
+    if (result.evictions.length > 0) {
+      // While evicted pods are terminating, only a hard (or local-storage) eviction goes ahead:
+      // an escalation must not wait behind a slow graceful shutdown.
+      const report = await executor.execute(result, notifiedAtMs, { hardOnly: this.awaiting !== null });
+      for (const attempt of report.attempts) this.log.info('eviction attempt', attempt);
+      if (report.evicted.length > 0) {
+        const uids = new Set(report.evicted.map((p) => p.metadata.uid ?? podKey(p)));
+        this.awaiting = { uids: new Set([...(this.awaiting?.uids ?? []), ...uids]), untilMs: clock.nowMs() + this.settings.podCleanupTimeoutMs };
+      }
+    }
+    await this.deps.onSync?.(result, trigger);
+    this.lastSyncAtMs = clock.nowMs();
+    return result;
+  }
+
+  private record(result: SynchronizeResult): void {
+    const { metrics } = this.deps;
+    for (const [signal, observation] of result.observations) {
+      metrics.signalAvailable.set({ signal }, Number(observation.available));
+      metrics.signalCapacity.set({ signal }, Number(observation.capacity));
+    }
+    metrics.thresholdMet.reset();
+    for (const met of result.thresholdsMet) metrics.thresholdMet.set({ signal: met.threshold.signal, hard: String(isHardEvictionThreshold(met.threshold)) }, 1);
+    for (const condition of NODE_CONDITIONS) metrics.nodeCondition.set({ condition }, result.nodeConditions.includes(condition) ? 1 : 0);
+  }
+}
