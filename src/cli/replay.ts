@@ -12,10 +12,11 @@ import { ConfigError, ReplayInputError } from '../errors.js';
 import { parseReplayLine } from '../replay/input.js';
 import { ReplayRunner } from '../replay/runner.js';
 import type { EvictionConfig } from '../api/eviction-config.js';
+import type { TaintOptions } from '../taint/taint-options.js';
 
 /** Replays `input` into `output`; resolves with the number of steps, rejects with ReplayInputError. */
-export async function replayStream(config: EvictionConfig, input: Readable, output: Writable): Promise<number> {
-  const runner = new ReplayRunner(config);
+export async function replayStream(config: EvictionConfig, input: Readable, output: Writable, taintOptions: Partial<TaintOptions> = {}): Promise<number> {
+  const runner = new ReplayRunner(config, taintOptions);
   const lines = createInterface({ input, crlfDelay: Infinity });
   let lineNumber = 0;
   let steps = 0;
@@ -56,7 +57,8 @@ export function registerReplay(program: Command): void {
       }
       const input = inputPath === '-' ? process.stdin : createReadStream(inputPath);
       try {
-        await replayStream(config.eviction, input, process.stdout);
+        const { comparisonOperators, skipTerminatingPods } = config.agent.taintEviction;
+        await replayStream(config.eviction, input, process.stdout, { comparisonOperators, skipTerminatingPods });
       } catch (err) {
         if (err instanceof ReplayInputError) {
           process.stderr.write(`${inputPath === "-" ? "stdin" : inputPath}: ${err.message}\n`);

@@ -9,7 +9,11 @@ import type { Summary } from '../api/summary.js';
 import { isHardEvictionThreshold } from '../api/threshold.js';
 import { EvictionManager } from '../eviction/manager.js';
 import type { Eviction, SynchronizeResult } from '../eviction/types.js';
+import type { TaintEvent } from '../taint/taint-event.js';
+import { TaintHandler } from '../taint/taint-handler.js';
+import type { TaintOptions } from '../taint/taint-options.js';
 import { formatRfc3339, type ReplayStep } from './input.js';
+import { ReplayClock } from './replay-clock.js';
 
 export interface ReplayThresholdLine {
   readonly signal: string;
@@ -27,12 +31,21 @@ export interface ReplayEvictionLine {
   readonly annotations: Readonly<Record<string, string>>;
 }
 
+export interface ReplayTaintLine {
+  readonly pod: string;
+  readonly action: 'scheduled' | 'cancelled' | 'deleted';
+  readonly at: string;
+  readonly fireAt?: string;
+}
+
 /** One output line per input step. */
 export interface ReplayOutputLine {
   readonly time: string;
   readonly nodeConditions: readonly string[];
   readonly thresholdsMet: readonly ReplayThresholdLine[];
   readonly evictions: readonly ReplayEvictionLine[];
+  /** NoExecute taint decisions since the previous line, in time order. */
+  readonly taintEvictions: readonly ReplayTaintLine[];
 }
 
 // The kubelet's active pods are the node's non-terminal pods.
@@ -52,7 +65,16 @@ export function evictionLine(eviction: Eviction): ReplayEvictionLine {
   };
 }
 
-export function outputLine(timeMs: number, result: SynchronizeResult): ReplayOutputLine {
+export function taintLine(event: TaintEvent): ReplayTaintLine {
+  return {
+    pod: event.podKey,
+    action: event.type,
+    at: formatRfc3339(event.atMs),
+    ...(event.type === 'scheduled' ? { fireAt: formatRfc3339(event.fireAtMs) } : {}),
+  };
+}
+
+export function outputLine(timeMs: number, result: SynchronizeResult, taintEvents: readonly TaintEvent[] = []): ReplayOutputLine {
   return {
     time: formatRfc3339(timeMs),
     nodeConditions: [...result.nodeConditions],
@@ -63,12 +85,28 @@ export function outputLine(timeMs: number, result: SynchronizeResult): ReplayOut
       available: met.available,
     })),
     evictions: result.evictions.map(evictionLine),
+    taintEvictions: taintEvents.map(taintLine),
   };
 }
 
-/** Replays steps through one engine; keeps the latest value of every key a step omits. */
+// The replay's pods are the node's pods; one recorded without spec.nodeName is taken as bound to it.
+function boundTo(pods: readonly Pod[], nodeName: string): Pod[] {
+  return pods.map((pod) => (pod.spec.nodeName === undefined || pod.spec.nodeName === '' ? { ...pod, spec: { ...pod.spec, nodeName } } : pod));
+}
+
+/**
+ * Replays steps through one engine and one NoExecute taint handler; keeps the latest value of
+ * every key a step omits. The taint logic runs whatever the configuration's `taintEviction`
+ * switch says: it answers what the taint-eviction controller (the cluster's or the agent's)
+ * decides, and the switch only chooses which of the two acts.
+ */
 export class ReplayRunner {
   private readonly manager: EvictionManager;
+  private readonly clock = new ReplayClock();
+  private readonly taintOptions: Partial<TaintOptions>;
+  private taintHandler: TaintHandler | null = null;
+  private taintPods: Pod[] = [];
+  private taintEvents: TaintEvent[] = [];
   private summary: Summary | null = null;
   private pods: Pod[] = [];
   private node: Node | null = null;
@@ -76,8 +114,9 @@ export class ReplayRunner {
   private splitContainerFs = false;
   private lastTimeMs: number | null = null;
 
-  constructor(config: EvictionConfig) {
+  constructor(config: EvictionConfig, taintOptions: Partial<TaintOptions> = {}) {
     this.manager = new EvictionManager(config);
+    this.taintOptions = taintOptions;
   }
 
   /** The time of the last step, for the next line's "time goes backwards" check. */
@@ -91,12 +130,16 @@ export class ReplayRunner {
   }
 
   step(step: ReplayStep): ReplayOutputLine {
+    // Taint timers due before this step fire first, each at its own time.
+    this.clock.advanceTo(step.timeMs);
+    const previousNode = this.node;
     if (step.summary !== undefined) this.summary = step.summary;
     if (step.pods !== undefined) this.pods = step.pods;
     if (step.node !== undefined) this.node = step.node;
     if (step.dedicatedImageFs !== undefined) this.dedicatedImageFs = step.dedicatedImageFs;
     if (step.splitContainerFs !== undefined) this.splitContainerFs = step.splitContainerFs;
     this.lastTimeMs = step.timeMs;
+    this.updateTaints(previousNode, step);
     const result = this.manager.synchronize({
       nowMs: step.timeMs,
       summary: this.summary,
@@ -104,6 +147,40 @@ export class ReplayRunner {
       dedicatedImageFs: this.dedicatedImageFs,
       splitContainerFs: this.splitContainerFs,
     });
-    return outputLine(step.timeMs, result);
+    // Immediate taint deletions queued by this step run at this step's time.
+    this.clock.advanceTo(step.timeMs);
+    const events = this.taintEvents;
+    this.taintEvents = [];
+    return outputLine(step.timeMs, result, events);
+  }
+
+  // Feeds the step's node and pod changes to the taint handler as informer events would.
+  private updateTaints(previousNode: Node | null, step: ReplayStep): void {
+    const nodeName = this.node?.metadata.name ?? previousNode?.metadata.name;
+    if (nodeName === undefined) return;
+    const created = this.taintHandler === null;
+    if (this.taintHandler === null) {
+      this.taintHandler = new TaintHandler({
+        nodeName,
+        clock: this.clock,
+        options: this.taintOptions,
+        actions: { deletePod: () => {}, emit: (event) => this.taintEvents.push(event) },
+        listPods: () => this.taintPods,
+        getPod: (namespace, name) => this.taintPods.find((p) => p.metadata.namespace === namespace && p.metadata.name === name) ?? null,
+        getNode: () => this.node,
+      });
+    }
+    const handler = this.taintHandler;
+    if (step.node !== undefined) handler.nodeUpdated(previousNode, this.node);
+    // A handler created now has not seen the pods of earlier steps yet.
+    if (step.pods !== undefined || created) {
+      const before = new Map(this.taintPods.map((p) => [p.metadata.uid, p]));
+      const after = boundTo(this.pods, nodeName);
+      this.taintPods = after;
+      const afterUids = new Set(after.map((p) => p.metadata.uid));
+      for (const [uid, pod] of before) if (!afterUids.has(uid)) handler.podUpdated(pod, null);
+      for (const pod of after) handler.podUpdated(before.get(pod.metadata.uid) ?? null, pod);
+    }
+    handler.processPending();
   }
 }
