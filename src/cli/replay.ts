@@ -21,19 +21,23 @@ export async function replayStream(config: EvictionConfig, input: Readable, outp
   let lineNumber = 0;
   let steps = 0;
   let pending = '';
-  for await (const text of lines) {
-    lineNumber++;
-    if (text.trim() === '') continue;
-    const step = parseReplayLine(text, lineNumber, runner.previousTimeMs);
-    pending += `${JSON.stringify(runner.step(step))}\n`;
-    steps++;
-    // Batch writes: one write per line would dominate the cost of a long recording.
-    if (pending.length > 65536) {
-      if (!output.write(pending)) await new Promise((resolve) => output.once('drain', resolve));
-      pending = '';
+  try {
+    for await (const text of lines) {
+      lineNumber++;
+      if (text.trim() === '') continue;
+      const step = parseReplayLine(text, lineNumber, runner.previousTimeMs);
+      pending += `${JSON.stringify(runner.step(step))}\n`;
+      steps++;
+      // Batch writes: one write per line would dominate the cost of a long recording.
+      if (pending.length > 65536) {
+        if (!output.write(pending)) await new Promise((resolve) => output.once('drain', resolve));
+        pending = '';
+      }
     }
+  } finally {
+    // Every line before a bad one is printed.
+    if (pending !== '') output.write(pending);
   }
-  if (pending !== '') output.write(pending);
   return steps;
 }
 

@@ -123,7 +123,7 @@ export async function startAgent(options: AgentOptions, deps: AgentDeps): Promis
     metrics,
     clock: deps.clock,
     logger: deps.logger,
-    thresholds: () => config.eviction.thresholds,
+    thresholds: () => manager.thresholds,
     onSync: async (result, trigger) => {
       await nodeStatus.report(result.nodeConditions, result.nowMs);
       deps.onSync?.(result, trigger);

@@ -171,7 +171,7 @@ export class ReplayRunner {
       });
     }
     const handler = this.taintHandler;
-    if (step.node !== undefined) handler.nodeUpdated(previousNode, this.node);
+    const nodeQueued = step.node !== undefined || created ? handler.nodeUpdated(created ? null : previousNode, this.node) : false;
     // A handler created now has not seen the pods of earlier steps yet.
     if (step.pods !== undefined || created) {
       const before = new Map(this.taintPods.map((p) => [p.metadata.uid, p]));
@@ -179,7 +179,9 @@ export class ReplayRunner {
       this.taintPods = after;
       const afterUids = new Set(after.map((p) => p.metadata.uid));
       for (const [uid, pod] of before) if (!afterUids.has(uid)) handler.podUpdated(pod, null);
-      for (const pod of after) handler.podUpdated(before.get(pod.metadata.uid) ?? null, pod);
+      // A step that changes the node's NoExecute taints judges every current pod in the node
+      // pass; feeding the same pods' adds at the same instant would only judge them twice.
+      if (!nodeQueued) for (const pod of after) handler.podUpdated(before.get(pod.metadata.uid) ?? null, pod);
     }
     handler.processPending();
   }

@@ -1,0 +1,146 @@
+// Every default of the configuration, in one place: the kubelet's (the Linux evictionHard map, the
+// 5-minute transition period, `enforceNodeAllocatable: [pods]`, ...) and the agent's own. The
+// kubelet's defaults are its current Linux ones (pkg/kubelet/eviction/defaults_linux.go and
+// SetDefaults_KubeletConfiguration), applied the way cmd/kubelet applies them.
+
+import type { AgentSettings, CgroupDriver } from './types.js';
+
+/**
+ * The kubelet's Linux default `evictionHard` (imagefs.inodesFree since v1.29), in SIGNALS order.
+ * Applied only when the file has no evictionHard at all; an explicit map replaces it, unless
+ * `mergeDefaultEvictionSettings` is true.
+ */
+export const DEFAULT_EVICTION_HARD: Readonly<Record<string, string>> = Object.freeze({
+  'memory.available': '100Mi',
+  'nodefs.available': '10%',
+  'nodefs.inodesFree': '5%',
+  'imagefs.available': '15%',
+  'imagefs.inodesFree': '5%',
+});
+
+/** `evictionPressureTransitionPeriod`: 5 minutes; an explicit zero also becomes 5 minutes. */
+export const DEFAULT_PRESSURE_TRANSITION_PERIOD_MS = 5 * 60_000;
+export const DEFAULT_MAX_POD_GRACE_PERIOD_SECONDS = 0;
+export const DEFAULT_ENFORCE_NODE_ALLOCATABLE: readonly string[] = Object.freeze(['pods']);
+export const DEFAULT_LOCAL_STORAGE_CAPACITY_ISOLATION = true;
+export const DEFAULT_KERNEL_MEMCG_NOTIFICATION = false;
+export const DEFAULT_MERGE_DEFAULT_EVICTION_SETTINGS = false;
+/** The kubelet's fixed evictionMonitoringPeriod (kept in step with cAdvisor housekeeping). */
+export const DEFAULT_HOUSEKEEPING_INTERVAL_MS = 10_000;
+
+export interface EffectiveEvictionHard {
+  /** The map ParseThresholdConfig receives. */
+  readonly evictionHard: Readonly<Record<string, string>>;
+  /** Signals whose entry came from {@link DEFAULT_EVICTION_HARD}. */
+  readonly defaultedSignals: ReadonlySet<string>;
+  /** Those of `defaultedSignals` added to a partial map by `mergeDefaultEvictionSettings`. */
+  readonly mergedSignals: ReadonlySet<string>;
+  /** Default signals a partial map leaves out and that stay off (replace, not merge). */
+  readonly droppedDefaultSignals: readonly string[];
+}
+
+/**
+ * The evictionHard the kubelet runs with: the defaults when the field is absent (null also counts
+ * as absent, as in the kubelet's JSON decoding); the file's map as is otherwise, which silently
+ * turns off every default it omits; with `mergeDefaultEvictionSettings`, the file's map plus each
+ * missing default (the file's entries win, a `0%` included).
+ */
+export function effectiveEvictionHard(fromFile: Readonly<Record<string, string>> | undefined, mergeDefaults: boolean): EffectiveEvictionHard {
+  const defaultSignals = Object.keys(DEFAULT_EVICTION_HARD);
+  if (fromFile === undefined) {
+    return { evictionHard: { ...DEFAULT_EVICTION_HARD }, defaultedSignals: new Set(defaultSignals), mergedSignals: new Set(), droppedDefaultSignals: [] };
+  }
+  const missing = defaultSignals.filter((signal) => !Object.hasOwn(fromFile, signal));
+  if (!mergeDefaults) {
+    return { evictionHard: { ...fromFile }, defaultedSignals: new Set(), mergedSignals: new Set(), droppedDefaultSignals: missing };
+  }
+  const merged: Record<string, string> = { ...fromFile };
+  for (const signal of missing) merged[signal] = DEFAULT_EVICTION_HARD[signal] as string;
+  return { evictionHard: merged, defaultedSignals: new Set(missing), mergedSignals: new Set(missing), droppedDefaultSignals: [] };
+}
+
+/** The kubelet's SetDefaults rule for the transition period: zero (written or absent) means 5 minutes. */
+export function effectivePressureTransitionPeriodMs(fromFileMs: number | undefined): number {
+  return fromFileMs === undefined || fromFileMs === 0 ? DEFAULT_PRESSURE_TRANSITION_PERIOD_MS : fromFileMs;
+}
+
+export const DEFAULT_IMAGE_FS_PATH = '/var/lib/containerd';
+
+/**
+ * The agent's settings when the file says nothing. Paths here are as seen on the host; the loader
+ * resolves them under `hostRoot`.
+ */
+export function defaultAgentSettings(): AgentSettings {
+  return {
+    nodeName: null,
+    housekeepingIntervalMs: DEFAULT_HOUSEKEEPING_INTERVAL_MS,
+    observe: {
+      source: 'cgroupfs',
+      hostRoot: '/',
+      cgroupRoot: '/sys/fs/cgroup',
+      procRoot: '/proc',
+      kubeletRootDir: '/var/lib/kubelet',
+      imageFsPath: DEFAULT_IMAGE_FS_PATH,
+      containerFsPath: DEFAULT_IMAGE_FS_PATH,
+      podLogsDir: '/var/log/pods',
+      cgroupDriver: 'auto',
+      podCgroupRoot: 'kubepods',
+      kubeletUrl: 'https://127.0.0.1:10250',
+      kubeletTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+      kubeletInsecureSkipVerify: false,
+      diskUsageIntervalMs: 60_000,
+    },
+    notifier: {
+      mode: 'auto',
+      psiStallThresholdMs: 100,
+      psiWindowMs: 1_000,
+      fastCheckIntervalMs: 250,
+    },
+    actions: {
+      dryRun: false,
+      hardEviction: 'delete',
+      softEviction: 'eviction-api',
+      localTermination: true,
+      localTerminationGracePeriodMs: null,
+      podCleanupTimeoutMs: 30_000,
+      setDisruptionTargetCondition: true,
+    },
+    reporting: {
+      nodeConditions: true,
+      conditionTypePrefix: 'kube-eviction-agent.io/',
+      taint: { enabled: false, key: 'kube-eviction-agent.io/pressure', effect: 'NoSchedule' },
+      events: true,
+    },
+    taintEviction: {
+      enabled: false,
+      useEvictionApi: false,
+      evictionApiDeadlineMs: 5 * 60_000,
+      uidPrecondition: false,
+      skipTerminatingPods: false,
+      comparisonOperators: false,
+      deleteRetries: 5,
+    },
+    server: { address: '0.0.0.0', port: 8080 },
+    logLevel: 'info',
+  };
+}
+
+/**
+ * The pods' parent cgroup for a cgroup driver, as the kubelet names it: unchanged for cgroupfs;
+ * for systemd, each path component becomes a slice nested in its parent's (`kubepods` ->
+ * `kubepods.slice`, `a/kubepods` -> `a.slice/a-kubepods.slice`, dashes in names escaped to `_`),
+ * and a name already in slice form is kept.
+ */
+export function podCgroupRootForDriver(podCgroupRoot: string, driver: Exclude<CgroupDriver, 'auto'>): string {
+  if (driver === 'cgroupfs') return podCgroupRoot;
+  const parts = podCgroupRoot.split('/').filter((p) => p !== '');
+  if (parts.length === 0 || parts.some((p) => p.endsWith('.slice'))) return podCgroupRoot;
+  const slices: string[] = [];
+  let prefix = '';
+  for (const part of parts) {
+    const escaped = part.replaceAll('-', '_');
+    prefix = prefix === '' ? escaped : `${prefix}-${escaped}`;
+    slices.push(`${prefix}.slice`);
+  }
+  return slices.join('/');
+}

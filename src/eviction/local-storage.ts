@@ -1,0 +1,164 @@
+// Local ephemeral-storage limit enforcement (kubelet `localStorageEviction`): a pod whose emptyDir
+// outgrows its sizeLimit, whose total ephemeral usage outgrows its containers' limits, or one of
+// whose containers outgrows its own limit is evicted at once, every violator in the same pass,
+// before and independently of threshold pressure.
+
+import type { Pod } from '../api/pod.js';
+import { compareQuantity, formatQuantity, quantityFromInteger, quantityValue, type Quantity } from '../api/quantity.js';
+import type { PodStats } from '../api/summary.js';
+import { isCriticalPod } from './critical.js';
+import { IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS } from './grace-period.js';
+import { optionalQuantity, podLimitQuantity, resourceQuantity } from './pod-resources.js';
+import type { StatsFunc } from './ranking.js';
+import type { Eviction } from './types.js';
+
+/** The kubelet's metric label for each check, in the order the checks run. */
+export type LocalStorageLimit = 'emptydirfs.limit' | 'ephemeralpodfs.limit' | 'ephemeralcontainerfs.limit';
+
+/** A pod over one of its local-storage limits, with the kubelet's message for it. */
+export interface LocalStorageViolation {
+  readonly pod: Pod;
+  readonly limit: LocalStorageLimit;
+  readonly message: string;
+  /** Critical pods are reported but never evicted (the kubelet logs "cannot evict a critical pod"). */
+  readonly critical: boolean;
+}
+
+const CONTROL_ESCAPES: Readonly<Record<string, string>> = {
+  '\x07': '\\a',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\v': '\\v',
+  '\\': '\\\\',
+  '"': '\\"',
+};
+
+/**
+ * Go's `%q` for the strings these messages quote: double quotes, backslash escapes for quotes,
+ * backslashes and ASCII control characters. Other characters are kept as they are; Go would also
+ * escape non-printable Unicode, which cannot occur here (volume names are DNS labels, canonical
+ * quantities are ASCII).
+ */
+export function goQuote(value: string): string {
+  let quoted = '"';
+  for (const ch of value) {
+    const escape = CONTROL_ESCAPES[ch];
+    const code = ch.codePointAt(0) ?? 0;
+    if (escape !== undefined) quoted += escape;
+    else if (code < 0x20 || code === 0x7f) quoted += `\\x${code.toString(16).padStart(2, '0')}`;
+    else quoted += ch;
+  }
+  return `${quoted}"`;
+}
+
+function bytes(value: number | undefined): bigint {
+  return value === undefined || value === null ? 0n : BigInt(Math.trunc(value));
+}
+
+/**
+ * `emptyDirLimitEviction`: the first emptyDir in spec order with a positive sizeLimit whose volume
+ * stat is strictly above it. Memory-medium emptyDirs count too when they have a stat.
+ */
+export function emptyDirLimitViolation(podStats: PodStats, pod: Pod): string | null {
+  const podVolumeUsedBytes = new Map<string, bigint>();
+  for (const volume of podStats.volume ?? []) {
+    // Upstream dereferences usedBytes unconditionally; a stat without it is skipped here.
+    if (volume.usedBytes !== undefined && volume.usedBytes !== null) podVolumeUsedBytes.set(volume.name, bytes(volume.usedBytes));
+  }
+  for (const volume of pod.spec.volumes ?? []) {
+    const emptyDir = volume.emptyDir;
+    if (emptyDir === undefined || emptyDir === null) continue;
+    const size = optionalQuantity(emptyDir.sizeLimit);
+    const usedBytes = podVolumeUsedBytes.get(volume.name);
+    if (usedBytes !== undefined && size !== undefined && size.nanos > 0n && compareQuantity(quantityFromInteger(usedBytes), size) > 0) {
+      return `Usage of EmptyDir volume ${goQuote(volume.name)} exceeds the limit ${goQuote(formatQuantity(size))}. `;
+    }
+  }
+  return null;
+}
+
+/**
+ * `podEphemeralStorageLimitEviction`: the pod's ephemeral-storage usage against the sum of its
+ * containers' limits (init containers by max). Skipped when no container sets a limit. A pod
+ * where only one container sets a limit is therefore held, as a whole, to that one limit.
+ */
+export function podEphemeralStorageLimitViolation(podStats: PodStats, pod: Pod): string | null {
+  const limit = podLimitQuantity(pod, 'ephemeral-storage');
+  if (limit === null) return null;
+  const usedBytes = bytes(podStats['ephemeral-storage']?.usedBytes);
+  if (compareQuantity(quantityFromInteger(usedBytes), limit) > 0) {
+    return `Pod ephemeral local storage usage exceeds the total limit of containers ${formatQuantity(limit)}. `;
+  }
+  return null;
+}
+
+/**
+ * `containerEphemeralStorageLimitEviction`: each container stat (in stats order) whose app
+ * container sets a non-zero ephemeral-storage limit, usage being its logs plus, without a
+ * dedicated imagefs, its writable layer (with an imagefs the layer is on the image filesystem and
+ * is not counted).
+ */
+export function containerEphemeralStorageLimitViolation(podStats: PodStats, pod: Pod, dedicatedImageFs: boolean): string | null {
+  const limits = new Map<string, Quantity>();
+  for (const container of pod.spec.containers ?? []) {
+    const limit = resourceQuantity(container.resources?.limits, 'ephemeral-storage');
+    if (limit !== undefined && quantityValue(limit) !== 0n) limits.set(container.name, limit);
+  }
+  for (const containerStats of podStats.containers ?? []) {
+    let usedBytes = bytes(containerStats.logs?.usedBytes);
+    if (!dedicatedImageFs) usedBytes += bytes(containerStats.rootfs?.usedBytes);
+    const limit = limits.get(containerStats.name);
+    if (limit !== undefined && compareQuantity(limit, quantityFromInteger(usedBytes)) < 0) {
+      return `Container ${containerStats.name} exceeded its local ephemeral storage limit ${goQuote(formatQuantity(limit))}. `;
+    }
+  }
+  return null;
+}
+
+/**
+ * Every local-storage violation, in pod order. A pod that can be evicted stops at its first
+ * violation (emptyDir, then pod total, then container), as the kubelet stops checking a pod it
+ * has evicted. For a critical pod every check runs, as upstream, where the refused eviction makes
+ * each check return false; each check reports its first violation.
+ */
+export function localStorageViolations(pods: readonly Pod[], stats: StatsFunc, dedicatedImageFs: boolean): LocalStorageViolation[] {
+  const violations: LocalStorageViolation[] = [];
+  for (const pod of pods) {
+    const podStats = stats(pod);
+    if (podStats === undefined) continue;
+    const critical = isCriticalPod(pod);
+    const checks: readonly [LocalStorageLimit, () => string | null][] = [
+      ['emptydirfs.limit', () => emptyDirLimitViolation(podStats, pod)],
+      ['ephemeralpodfs.limit', () => podEphemeralStorageLimitViolation(podStats, pod)],
+      ['ephemeralcontainerfs.limit', () => containerEphemeralStorageLimitViolation(podStats, pod, dedicatedImageFs)],
+    ];
+    for (const [limit, check] of checks) {
+      const message = check();
+      if (message === null) continue;
+      violations.push({ pod, limit, message, critical });
+      if (!critical) break;
+    }
+  }
+  return violations;
+}
+
+/**
+ * The pods to evict for local-storage limits (kubelet `localStorageEviction`), in pod order: every
+ * non-critical violator, each with grace period 1, no annotations and no DisruptionTarget
+ * condition. Pods without stats are skipped.
+ */
+export function localStorageEviction(pods: readonly Pod[], stats: StatsFunc, dedicatedImageFs: boolean): Eviction[] {
+  return localStorageViolations(pods, stats, dedicatedImageFs)
+    .filter((violation) => !violation.critical)
+    .map((violation) => ({
+      pod: violation.pod,
+      reason: { kind: 'local-storage', limit: violation.limit },
+      gracePeriodSeconds: IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS,
+      message: violation.message,
+      annotations: {},
+      condition: null,
+    }));
+}

@@ -1,0 +1,287 @@
+// The eviction manager's state machine (kubelet `managerImpl.synchronize`): one pass turns an
+// observation of the node and its pods into node conditions and, at most, the pods to evict. It
+// is pure: the caller supplies the time and the inputs, and performs and reports what comes back.
+// The state it carries between passes is the kubelet's: when each threshold was first met, when
+// each condition was last seen, the thresholds met last pass (for min-reclaim) and the last
+// observations (for the stale-stats check).
+
+import type { EvictionConfig } from '../api/eviction-config.js';
+import { podKey } from '../api/pod.js';
+import type { NodeConditionType, ResourceName } from '../api/signals.js';
+import { isHardEvictionThreshold, thresholdEquals, type Threshold } from '../api/threshold.js';
+import {
+  nodeConditions,
+  nodeConditionsLastObservedAt,
+  nodeConditionsObservedSince,
+  type NodeConditionsObservedAt,
+} from './conditions.js';
+import { updateContainerFsThresholds } from './containerfs-thresholds.js';
+import { evictionGracePeriodSeconds } from './grace-period.js';
+import { evictionMessage } from './eviction-message.js';
+import { localStorageEviction, localStorageViolations } from './local-storage.js';
+import { makeSignalObservations, type FilesystemLayout } from './observations.js';
+import { rankedPods, type StatsFunc } from './ranking.js';
+import {
+  describeThresholdsMet,
+  getReclaimableThreshold,
+  mergeThresholds,
+  signalsWithoutObservation,
+  sortByEvictionPriority,
+  thresholdFigures,
+  thresholdsFirstObservedAt,
+  thresholdsMet,
+  thresholdsMetGracePeriod,
+  thresholdsUpdatedStats,
+  type ThresholdsObservedAt,
+} from './thresholds.js';
+import type { Eviction, RankedPod, SignalObservations, SynchronizeInput, SynchronizeResult } from './types.js';
+
+/** Options the kubelet takes from feature gates. */
+export interface EvictionManagerOptions {
+  /** The `PodLevelResources` gate (beta, on by default since Kubernetes 1.34): pod-level memory requests appear in eviction messages. */
+  readonly podLevelResources?: boolean;
+}
+
+const NO_OBSERVATIONS: SignalObservations = new Map();
+
+/**
+ * The kubelet's eviction manager, without its I/O. Calls must be serialized (one pass at a time);
+ * the kubelet's own concurrent passes from the loop and the memcg notifier are a source of races
+ * this engine does not reproduce.
+ */
+export class EvictionManager {
+  private config: EvictionConfig;
+  private readonly podLevelResources: boolean;
+
+  // The filesystem layout the thresholds were last fitted to (kubelet `dedicatedImageFs`, nil
+  // until the first pass), and the thresholds with `containerfs.*` fitted to it.
+  private layout: FilesystemLayout | null = null;
+  private effectiveThresholds: readonly Threshold[];
+
+  // The kubelet's state between passes.
+  private thresholdsFirstObservedAtState: ThresholdsObservedAt = [];
+  private nodeConditionsLastObservedAtState: NodeConditionsObservedAt = new Map();
+  private thresholdsMetState: readonly Threshold[] = [];
+  private lastObservations: SignalObservations | null = null;
+  private nodeConditionsState: readonly NodeConditionType[] = [];
+
+  constructor(config: EvictionConfig, options: EvictionManagerOptions = {}) {
+    this.config = config;
+    this.podLevelResources = options.podLevelResources ?? true;
+    this.effectiveThresholds = config.thresholds;
+  }
+
+  /** The node conditions committed by the last pass (kubelet `IsUnderMemoryPressure` and friends read these). */
+  get nodeConditions(): readonly NodeConditionType[] {
+    return this.nodeConditionsState;
+  }
+
+  /**
+   * The thresholds in force: the configuration's, with the `containerfs.*` thresholds fitted to
+   * the filesystem layout once a pass has seen it. The memory notifier arms from these.
+   */
+  get thresholds(): readonly Threshold[] {
+    return this.effectiveThresholds;
+  }
+
+  /**
+   * Swaps the configuration (hot reload). What carries over is keyed by threshold identity (same
+   * signal, grace period and value; min-reclaim may change): a threshold that still exists keeps
+   * when it was first met (its grace period keeps running) and its place in the min-reclaim
+   * memory, now with the new min-reclaim. A changed value or grace period makes a new threshold,
+   * whose grace period starts over. Node conditions and when each was last seen, and the last
+   * observations, are facts about the node and are kept whole, so the transition period and the
+   * stale-stats check continue across a reload.
+   */
+  updateConfig(config: EvictionConfig): void {
+    this.config = config;
+    this.effectiveThresholds = this.layout === null ? config.thresholds : this.fitThresholds(this.layout).thresholds;
+    this.retainStateFor(this.effectiveThresholds);
+  }
+
+  /** One pass of the kubelet's `synchronize` (§4.2), at `input.nowMs`. */
+  synchronize(input: SynchronizeInput): SynchronizeResult {
+    const notes: string[] = [];
+    const nowMs = input.nowMs;
+
+    // 1. Nothing to do without thresholds or local storage isolation.
+    if (this.config.thresholds.length === 0 && !this.config.localStorageCapacityIsolation) return this.emptyResult(nowMs, notes);
+
+    // 2. Fit the containerfs thresholds to the filesystem layout on the first pass. Deviation: the
+    // kubelet discovers the layout once; the input carries it on every pass here, so a changed
+    // layout (a runtime reconfigured under a running agent) is fitted again instead of ignored.
+    const layout: FilesystemLayout = { dedicatedImageFs: input.dedicatedImageFs, splitContainerFs: input.splitContainerFs };
+    if (this.layout === null || this.layout.dedicatedImageFs !== layout.dedicatedImageFs || this.layout.splitContainerFs !== layout.splitContainerFs) {
+      const fitted = this.fitThresholds(layout);
+      notes.push(...fitted.notes);
+      this.layout = layout;
+      this.effectiveThresholds = fitted.thresholds;
+      this.retainStateFor(fitted.thresholds);
+    }
+
+    // 3. The active pods come with the input.
+    const activePods = input.pods;
+
+    // 4. Without a summary there is nothing to decide; the state stays as it was.
+    if (input.summary === null) return this.emptyResult(nowMs, notes);
+
+    // 5. Re-arming the memory notifiers is the caller's (it reads `thresholds`).
+
+    // 6. Make observations and get a function to derive pod usage stats relative to those observations.
+    const { observations, statsFunc } = makeSignalObservations(input.summary, layout);
+    for (const signal of signalsWithoutObservation(this.effectiveThresholds, observations)) {
+      notes.push(`no observation found for eviction signal ${signal}`);
+    }
+
+    // 7. Determine the set of thresholds met independent of grace period.
+    let thresholds = thresholdsMet(this.effectiveThresholds, observations, false);
+
+    // 8. Determine the set of thresholds previously met that have not yet satisfied the associated min-reclaim.
+    if (this.thresholdsMetState.length > 0) {
+      const thresholdsNotYetResolved = thresholdsMet(this.thresholdsMetState, observations, true);
+      thresholds = mergeThresholds(thresholds, thresholdsNotYetResolved);
+    }
+    const thresholdsMetIgnoringGrace = thresholds;
+
+    // 9. Track when a threshold was first observed; one pass without it met drops it.
+    const thresholdsFirstObservedAtNow = thresholdsFirstObservedAt(thresholds, this.thresholdsFirstObservedAtState, nowMs);
+
+    // 10. The set of node conditions that are triggered by currently observed thresholds (grace periods ignored).
+    let conditions = nodeConditions(thresholds);
+
+    // 11. Track when a node condition was last observed.
+    const nodeConditionsLastObservedAtNow = nodeConditionsLastObservedAt(conditions, this.nodeConditionsLastObservedAtState, nowMs);
+
+    // 12. Node conditions report true if they have been observed within the transition period window.
+    conditions = nodeConditionsObservedSince(nodeConditionsLastObservedAtNow, this.config.pressureTransitionPeriodMs, nowMs);
+
+    // 13. Determine the set of thresholds we need to drive eviction behavior (i.e. all grace periods are met).
+    thresholds = thresholdsMetGracePeriod(thresholdsFirstObservedAtNow, nowMs);
+
+    // 14. Commit the pass's state (the kubelet's locked block).
+    this.nodeConditionsState = conditions;
+    this.thresholdsFirstObservedAtState = thresholdsFirstObservedAtNow;
+    this.nodeConditionsLastObservedAtState = nodeConditionsLastObservedAtNow;
+    this.thresholdsMetState = thresholds;
+    const committedThresholdsMet = thresholds;
+
+    // 15. Determine the set of thresholds whose stats have been updated since the last sync.
+    thresholds = thresholdsUpdatedStats(thresholds, observations, this.lastObservations);
+    this.lastObservations = observations;
+
+    const base = {
+      nowMs,
+      observations,
+      nodeConditions: conditions,
+      thresholdsMet: describeThresholdsMet(committedThresholdsMet, observations),
+      thresholdsMetIgnoringGrace: describeThresholdsMet(thresholdsMetIgnoringGrace, observations),
+    };
+
+    // 16. Evict pods if there is a resource usage violation from local volume temporary storage;
+    // if any pod was evicted, thresholds are not acted on this pass.
+    if (this.config.localStorageCapacityIsolation) {
+      // Critical violators are left out of the evictions; the kubelet logs its refusal.
+      const criticalViolators = localStorageViolations(activePods, statsFunc, layout.dedicatedImageFs).filter((v) => v.critical).map((v) => v.pod);
+      for (const pod of new Set(criticalViolators)) notes.push(`cannot evict a critical pod ${podKey(pod)}`);
+      const localStorageEvictions = localStorageEviction(activePods, statsFunc, layout.dedicatedImageFs);
+      if (localStorageEvictions.length > 0) {
+        return { ...base, reclaim: null, ranking: [], evictions: localStorageEvictions, fallbacks: [], notes };
+      }
+    }
+
+    // 17. No thresholds, nothing to reclaim.
+    if (thresholds.length === 0) return { ...base, reclaim: null, ranking: [], evictions: [], fallbacks: [], notes };
+
+    // 18. Rank the thresholds by eviction priority, and act on the first one.
+    thresholds = sortByEvictionPriority(thresholds, this.effectiveThresholds);
+    const reclaim = getReclaimableThreshold(thresholds);
+    if (reclaim === null) return { ...base, reclaim: null, ranking: [], evictions: [], fallbacks: [], notes };
+
+    // 19. The node event `EvictionThresholdMet` / `Attempting to reclaim <resource>` is the caller's, from `reclaim`.
+
+    // 20. No node-level reclaim: deleting unused containers and images is the kubelet's own garbage
+    // collection, which keeps running on the node; the agent goes straight to ranking pods.
+
+    // 21. Nothing to evict without active pods.
+    if (activePods.length === 0) {
+      notes.push('eviction thresholds have been met, but no pods are active to evict');
+      return { ...base, reclaim, ranking: [], evictions: [], fallbacks: [], notes };
+    }
+
+    // 22. Rank the pods for eviction.
+    const ranking = rankedPods(reclaim.threshold.signal, layout.dedicatedImageFs, layout.splitContainerFs, activePods, statsFunc);
+
+    // 23. Evict at most one pod: the first one in rank order that is not critical; the others are
+    // the fallbacks when the first is refused.
+    const { evictions, fallbacks } = this.thresholdEvictions(ranking, reclaim, thresholds, observations, statsFunc, notes);
+    return { ...base, reclaim, ranking, evictions, fallbacks, notes };
+  }
+
+  private thresholdEvictions(
+    ranking: readonly RankedPod[],
+    reclaim: { readonly threshold: Threshold; readonly resource: ResourceName },
+    thresholds: readonly Threshold[],
+    observations: SignalObservations,
+    statsFunc: StatsFunc,
+    notes: string[],
+  ): { evictions: Eviction[]; fallbacks: Eviction[] } {
+    const hard = isHardEvictionThreshold(reclaim.threshold);
+    // The figures of every threshold acted on this pass; the message quotes the first one for the resource.
+    const figures = thresholds.flatMap((t) => thresholdFigures(t, observations) ?? []);
+    const candidates: Eviction[] = [];
+    for (const ranked of ranking) {
+      if (ranked.critical) {
+        // The kubelet logs this for every critical pod it meets before the one it evicts.
+        if (candidates.length === 0) notes.push(`cannot evict a critical pod ${podKey(ranked.pod)}`);
+        continue;
+      }
+      const { message, annotations } = evictionMessage(reclaim.resource, ranked.pod, statsFunc, figures, this.podLevelResources);
+      candidates.push({
+        pod: ranked.pod,
+        reason: { kind: 'threshold', signal: reclaim.threshold.signal, hard },
+        gracePeriodSeconds: evictionGracePeriodSeconds(hard, this.config.maxPodGracePeriodSeconds, ranked.pod),
+        message,
+        annotations,
+        condition: { type: 'DisruptionTarget', reason: 'TerminationByKubelet', message },
+      });
+    }
+    if (candidates.length === 0) {
+      notes.push('unable to evict any pods from the node');
+      return { evictions: [], fallbacks: [] };
+    }
+    return { evictions: candidates.slice(0, 1), fallbacks: candidates.slice(1) };
+  }
+
+  // Always from the configuration as given, so fitting again never sees its own containerfs copies.
+  private fitThresholds(layout: FilesystemLayout): { thresholds: Threshold[]; notes: string[] } {
+    return updateContainerFsThresholds(this.config.thresholds, layout.dedicatedImageFs, layout.splitContainerFs);
+  }
+
+  // Drops threshold state for thresholds no longer in force, and points what is kept at the
+  // thresholds now in force (so a changed min-reclaim applies at once).
+  private retainStateFor(thresholds: readonly Threshold[]): void {
+    const current = (t: Threshold): Threshold | undefined => thresholds.find((c) => thresholdEquals(c, t));
+    this.thresholdsFirstObservedAtState = this.thresholdsFirstObservedAtState.flatMap((entry) => {
+      const threshold = current(entry.threshold);
+      return threshold === undefined ? [] : [{ threshold, observedAtMs: entry.observedAtMs }];
+    });
+    this.thresholdsMetState = this.thresholdsMetState.flatMap((t) => current(t) ?? []);
+  }
+
+  // A pass that decided nothing: no observations, and the node conditions as last committed.
+  private emptyResult(nowMs: number, notes: string[]): SynchronizeResult {
+    return {
+      nowMs,
+      observations: NO_OBSERVATIONS,
+      nodeConditions: this.nodeConditionsState,
+      thresholdsMet: [],
+      thresholdsMetIgnoringGrace: [],
+      reclaim: null,
+      ranking: [],
+      evictions: [],
+      fallbacks: [],
+      notes,
+    };
+  }
+}
+

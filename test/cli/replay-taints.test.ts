@@ -1,0 +1,126 @@
+// NoExecute taint decisions, driven end to end through the `replay` command: timers fire at
+// their own time between steps, and each line lists what happened since the previous one.
+
+import type { Toleration } from '../../src/api/pod.js';
+import { makePod } from '../fixtures/pods.js';
+import { replay } from './run-cli.js';
+
+const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
+const at = (seconds: number): string => new Date(T0 + seconds * 1000).toISOString().replace('.000Z', 'Z');
+
+interface TaintLine {
+  pod: string;
+  action: string;
+  at: string;
+  fireAt?: string;
+}
+
+const node = (...taints: { key: string; effect?: string; value?: string }[]): unknown => ({
+  metadata: { name: 'node-a' },
+  spec: { taints: taints.map((t) => ({ effect: 'NoExecute', ...t })) },
+});
+
+const tolerating = (name: string, ...tolerations: Toleration[]) => ({ ...makePod({ name }), spec: { ...makePod({ name }).spec, tolerations } });
+
+function taintLines(steps: unknown[]): TaintLine[][] {
+  const result = replay('{}\n', steps);
+  expect(result.stderr).toBe('');
+  expect(result.status).toBe(0);
+  return result.lines.map((l) => l.taintEvictions as TaintLine[]);
+}
+
+describe('NoExecute taints through replay', () => {
+  test('a pod that does not tolerate the taint is deleted at once', () => {
+    const lines = taintLines([{ time: at(0), node: node({ key: 'maintenance' }), pods: [makePod({ name: 'web' })] }]);
+    expect(lines[0]).toEqual([
+      { pod: 'default/web', action: 'scheduled', at: at(0), fireAt: at(0) },
+      { pod: 'default/web', action: 'deleted', at: at(0) },
+    ]);
+  });
+
+  test('a pod tolerating for 30 s is deleted at exactly 30 s, reported on the first line after it', () => {
+    const pod = tolerating('web', { key: 'maintenance', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 });
+    const lines = taintLines([
+      { time: at(0), node: node({ key: 'maintenance' }), pods: [pod] },
+      { time: at(29) },
+      { time: at(45) },
+    ]);
+    expect(lines[0]).toEqual([{ pod: 'default/web', action: 'scheduled', at: at(0), fireAt: at(30) }]);
+    expect(lines[1]).toEqual([]);
+    expect(lines[2]).toEqual([{ pod: 'default/web', action: 'deleted', at: at(30) }]);
+  });
+
+  test('removing the taint cancels the pending deletion', () => {
+    const pod = tolerating('web', { key: 'maintenance', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 });
+    const lines = taintLines([{ time: at(0), node: node({ key: 'maintenance' }), pods: [pod] }, { time: at(10), node: node() }, { time: at(60) }]);
+    expect(lines[1]).toEqual([{ pod: 'default/web', action: 'cancelled', at: at(10) }]);
+    expect(lines[2]).toEqual([]);
+  });
+
+  test('a deleted pod cancels its own pending deletion', () => {
+    const pod = tolerating('web', { key: 'maintenance', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 });
+    const lines = taintLines([{ time: at(0), node: node({ key: 'maintenance' }), pods: [pod] }, { time: at(10), pods: [] }, { time: at(60) }]);
+    expect(lines[1]).toEqual([{ pod: 'default/web', action: 'cancelled', at: at(10) }]);
+    expect(lines[2]).toEqual([]);
+  });
+
+  test('several pods with different tolerations go at their own times; one tolerating forever stays', () => {
+    const toleration = (seconds?: number): Toleration => ({ key: 'maintenance', operator: 'Exists', effect: 'NoExecute', ...(seconds === undefined ? {} : { tolerationSeconds: seconds }) });
+    const pods = [makePod({ name: 'none' }), tolerating('short', toleration(30)), tolerating('long', toleration(60)), tolerating('forever', toleration())];
+    const lines = taintLines([{ time: at(0), node: node({ key: 'maintenance' }), pods }, { time: at(100) }]);
+    const deleted = lines.flat().filter((l) => l.action === 'deleted');
+    expect(deleted).toEqual([
+      { pod: 'default/none', action: 'deleted', at: at(0) },
+      { pod: 'default/short', action: 'deleted', at: at(30) },
+      { pod: 'default/long', action: 'deleted', at: at(60) },
+    ]);
+  });
+
+  test('a taint added while a timer is pending: an untolerated one deletes at once, a tolerated one keeps the timer', () => {
+    const pod = tolerating('web', { key: 'a', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 60 }, { key: 'b', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 10 });
+    const other = tolerating('api', { key: 'a', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 60 });
+    const lines = taintLines([
+      { time: at(0), node: node({ key: 'a' }), pods: [pod, other] },
+      // b is tolerated by web (for 10 s, but its 60 s timer is kept, as upstream), not by api.
+      { time: at(5), node: node({ key: 'a' }, { key: 'b' }) },
+      { time: at(100) },
+    ]);
+    expect(lines[1]).toEqual([
+      { pod: 'default/api', action: 'cancelled', at: at(5) },
+      { pod: 'default/api', action: 'scheduled', at: at(5), fireAt: at(5) },
+      { pod: 'default/api', action: 'deleted', at: at(5) },
+    ]);
+    expect(lines[2]).toEqual([{ pod: 'default/web', action: 'deleted', at: at(60) }]);
+  });
+
+  test('lengthened and shortened tolerations keep the original deadline (upstream rule)', () => {
+    const withSeconds = (name: string, seconds: number) => tolerating(name, { key: 'k', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: seconds });
+    const lines = taintLines([
+      { time: at(0), node: node({ key: 'k' }), pods: [withSeconds('lengthened', 60), withSeconds('shortened', 60)] },
+      { time: at(10), pods: [withSeconds('lengthened', 600), withSeconds('shortened', 5)] },
+      { time: at(1000) },
+    ]);
+    expect(lines[1]).toEqual([]);
+    expect(lines[2]).toEqual([
+      { pod: 'default/lengthened', action: 'deleted', at: at(60) },
+      { pod: 'default/shortened', action: 'deleted', at: at(60) },
+    ]);
+  });
+
+  test('deleting the node does not cancel pending deletions (upstream)', () => {
+    const pod = tolerating('web', { key: 'k', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 });
+    const lines = taintLines([{ time: at(0), node: node({ key: 'k' }), pods: [pod] }, { time: at(10), node: null }, { time: at(40) }]);
+    expect(lines[1]).toEqual([]);
+    expect(lines[2]).toEqual([{ pod: 'default/web', action: 'deleted', at: at(30) }]);
+  });
+
+  test('NoSchedule taints and a toleration of the wrong effect: only NoExecute counts', () => {
+    const pod = tolerating('web', { key: 'k', operator: 'Exists', effect: 'NoSchedule' });
+    const lines = taintLines([
+      { time: at(0), node: node({ key: 'other', effect: 'NoSchedule' }), pods: [pod] },
+      { time: at(10), node: node({ key: 'k' }) },
+    ]);
+    expect(lines[0]).toEqual([]);
+    expect(lines[1]?.map((l) => l.action)).toEqual(['scheduled', 'deleted']);
+  });
+});

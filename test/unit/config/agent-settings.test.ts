@@ -1,0 +1,235 @@
+// The agent's own sections of an AgentConfiguration: every field read and defaulted, host paths
+// resolved under hostRoot, the systemd pod cgroup name derived, and every bad value refused with
+// its field path.
+
+import { join } from 'node:path';
+import { defaultAgentSettings, podCgroupRootForDriver } from '../../../src/config/defaults.js';
+import { loadConfigFile, parseConfigText } from '../../../src/config/load.js';
+import type { AgentSettings } from '../../../src/config/types.js';
+import { ConfigError, type ConfigProblem } from '../../../src/errors.js';
+
+const FIXTURES = new URL('../../fixtures/config/', import.meta.url).pathname;
+
+function agent(text: string): AgentSettings {
+  return parseConfigText(text, 'test.yaml').agent;
+}
+
+function problems(text: string): ConfigProblem[] {
+  try {
+    parseConfigText(text, 'test.yaml');
+  } catch (err) {
+    if (err instanceof ConfigError) return [...err.problems];
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('agent settings', () => {
+  test('agent-full-fixture: every field read', async () => {
+    const cfg = await loadConfigFile(join(FIXTURES, 'agent-full.yaml'));
+    expect(cfg.warnings).toEqual([]);
+    expect(cfg.agent).toEqual({
+      nodeName: 'worker-7',
+      housekeepingIntervalMs: 5000,
+      observe: {
+        source: 'kubelet',
+        hostRoot: '/host',
+        cgroupRoot: '/host/sys/fs/cgroup',
+        procRoot: '/host/proc',
+        kubeletRootDir: '/host/var/lib/kubelet',
+        imageFsPath: '/host/var/lib/containers',
+        containerFsPath: '/host/var/lib/containers/storage/overlay',
+        podLogsDir: '/host/var/log/pods',
+        cgroupDriver: 'systemd',
+        podCgroupRoot: 'kubepods.slice',
+        kubeletUrl: 'https://10.0.0.7:10250',
+        kubeletTokenFile: '/etc/kea/token',
+        kubeletInsecureSkipVerify: true,
+        diskUsageIntervalMs: 120_000,
+      },
+      notifier: { mode: 'psi', psiStallThresholdMs: 150, psiWindowMs: 2000, fastCheckIntervalMs: 500 },
+      actions: {
+        dryRun: true,
+        hardEviction: 'eviction-api',
+        softEviction: 'delete',
+        localTermination: false,
+        localTerminationGracePeriodMs: 2000,
+        podCleanupTimeoutMs: 45_000,
+        setDisruptionTargetCondition: false,
+      },
+      reporting: {
+        nodeConditions: false,
+        conditionTypePrefix: 'eviction.example.com/',
+        taint: { enabled: true, key: 'eviction.example.com/pressure', effect: 'NoSchedule' },
+        events: false,
+      },
+      taintEviction: {
+        enabled: true,
+        useEvictionApi: true,
+        evictionApiDeadlineMs: 600_000,
+        uidPrecondition: true,
+        skipTerminatingPods: true,
+        comparisonOperators: true,
+        deleteRetries: 3,
+      },
+      server: { address: '127.0.0.1', port: 9090 },
+      logLevel: 'debug',
+    } satisfies AgentSettings);
+    expect(cfg.eviction.housekeepingIntervalMs).toBe(5000);
+    expect(cfg.eviction.kernelMemcgNotification).toBe(true);
+  });
+
+  test('defaults: the documented values', () => {
+    const settings = agent('');
+    expect(settings.nodeName).toBeNull();
+    expect(settings.housekeepingIntervalMs).toBe(10_000);
+    expect(settings.observe).toMatchObject({
+      source: 'cgroupfs',
+      hostRoot: '/',
+      cgroupRoot: '/sys/fs/cgroup',
+      procRoot: '/proc',
+      kubeletRootDir: '/var/lib/kubelet',
+      imageFsPath: '/var/lib/containerd',
+      containerFsPath: '/var/lib/containerd',
+      podLogsDir: '/var/log/pods',
+      cgroupDriver: 'auto',
+      podCgroupRoot: 'kubepods',
+      kubeletUrl: 'https://127.0.0.1:10250',
+      kubeletInsecureSkipVerify: false,
+      diskUsageIntervalMs: 60_000,
+    });
+    expect(settings.notifier).toEqual({ mode: 'auto', psiStallThresholdMs: 100, psiWindowMs: 1000, fastCheckIntervalMs: 250 });
+    expect(settings.actions).toEqual({
+      dryRun: false,
+      hardEviction: 'delete',
+      softEviction: 'eviction-api',
+      localTermination: true,
+      localTerminationGracePeriodMs: null,
+      podCleanupTimeoutMs: 30_000,
+      setDisruptionTargetCondition: true,
+    });
+    expect(settings.reporting).toEqual({
+      nodeConditions: true,
+      conditionTypePrefix: 'kube-eviction-agent.io/',
+      taint: { enabled: false, key: 'kube-eviction-agent.io/pressure', effect: 'NoSchedule' },
+      events: true,
+    });
+    expect(settings.taintEviction).toEqual({
+      enabled: false,
+      useEvictionApi: false,
+      evictionApiDeadlineMs: 300_000,
+      uidPrecondition: false,
+      skipTerminatingPods: false,
+      comparisonOperators: false,
+      deleteRetries: 5,
+    });
+    expect(settings.server).toEqual({ address: '0.0.0.0', port: 8080 });
+    expect(settings.logLevel).toBe('info');
+  });
+
+  test('containerFsPath follows imageFsPath unless set', () => {
+    expect(agent('observe:\n  imageFsPath: /var/lib/containers\n').observe.containerFsPath).toBe('/var/lib/containers');
+  });
+
+  test('every host path is resolved under hostRoot, the token file is not', () => {
+    const observe = agent('observe:\n  hostRoot: /rootfs\n  kubeletTokenFile: /var/run/secrets/token\n').observe;
+    expect([observe.cgroupRoot, observe.procRoot, observe.kubeletRootDir, observe.imageFsPath, observe.containerFsPath, observe.podLogsDir]).toEqual([
+      '/rootfs/sys/fs/cgroup',
+      '/rootfs/proc',
+      '/rootfs/var/lib/kubelet',
+      '/rootfs/var/lib/containerd',
+      '/rootfs/var/lib/containerd',
+      '/rootfs/var/log/pods',
+    ]);
+    expect(observe.kubeletTokenFile).toBe('/var/run/secrets/token');
+  });
+
+  test('the systemd pod cgroup is derived only for an explicit systemd driver', () => {
+    expect(agent('observe:\n  cgroupDriver: systemd\n').observe.podCgroupRoot).toBe('kubepods.slice');
+    expect(agent('observe:\n  cgroupDriver: cgroupfs\n').observe.podCgroupRoot).toBe('kubepods');
+    expect(agent('observe:\n  cgroupDriver: auto\n').observe.podCgroupRoot).toBe('kubepods');
+  });
+
+  test('port 0 disables the server', () => {
+    expect(agent('server:\n  port: 0\n').server.port).toBe(0);
+  });
+
+  test('a zero local termination grace period is allowed', () => {
+    expect(agent('actions:\n  localTerminationGracePeriod: 0s\n').actions.localTerminationGracePeriodMs).toBe(0);
+  });
+
+  test('an empty section is the defaults', () => {
+    expect(agent('observe: {}\nnotifier:\nactions: {}\n')).toEqual(defaultAgentSettings());
+  });
+});
+
+describe('agent settings: bad values', () => {
+  const cases: { name: string; text: string; problems: Partial<ConfigProblem>[] }[] = [
+    { name: 'unknown-section-key', text: 'observe:\n  cgroupRot: /x\n', problems: [{ field: 'observe.cgroupRot', line: 2, message: 'unknown field "cgroupRot"; did you mean cgroupRoot?' }] },
+    { name: 'unknown-nested-key', text: 'reporting:\n  taint:\n    efect: NoSchedule\n', problems: [{ field: 'reporting.taint.efect', line: 3, message: 'unknown field "efect"; did you mean effect?' }] },
+    { name: 'section-not-a-map', text: 'observe: cgroupfs\n', problems: [{ field: 'observe', value: 'cgroupfs', message: 'must be a map, not the string "cgroupfs"' }] },
+    {
+      name: 'enum-typo',
+      text: 'logLevel: warning\n',
+      problems: [{ field: 'logLevel', value: 'warning', message: 'must be one of "debug", "info", "warn", "error", not "warning" (did you mean "warn"?)' }],
+    },
+    { name: 'enum-wrong-type', text: 'notifier:\n  mode: 1\n', problems: [{ field: 'notifier.mode', value: 1 }] },
+    { name: 'observe-source', text: 'observe:\n  source: summary\n', problems: [{ field: 'observe.source', value: 'summary' }] },
+    { name: 'cgroup-driver', text: 'observe:\n  cgroupDriver: systemD\n', problems: [{ field: 'observe.cgroupDriver', message: 'must be one of "auto", "cgroupfs", "systemd", not "systemD" (did you mean "systemd"?)' }] },
+    { name: 'hard-eviction-method', text: 'actions:\n  hardEviction: evict\n', problems: [{ field: 'actions.hardEviction', value: 'evict' }] },
+    { name: 'relative-path', text: 'observe:\n  cgroupRoot: sys/fs/cgroup\n', problems: [{ field: 'observe.cgroupRoot', message: 'must be an absolute path: "sys/fs/cgroup"' }] },
+    { name: 'relative-host-root', text: 'observe:\n  hostRoot: host\n', problems: [{ field: 'observe.hostRoot' }] },
+    { name: 'kubelet-url-not-a-url', text: 'observe:\n  kubeletUrl: localhost:10250\n', problems: [{ field: 'observe.kubeletUrl', message: 'must be an http or https URL: "localhost:10250"' }] },
+    { name: 'boolean-as-string', text: 'actions:\n  dryRun: "true"\n', problems: [{ field: 'actions.dryRun', value: 'true', message: 'must be true or false, not the string "true"' }] },
+    { name: 'duration-as-number', text: 'housekeepingInterval: 10\n', problems: [{ field: 'housekeepingInterval', value: 10 }] },
+    { name: 'zero-housekeeping-interval', text: 'housekeepingInterval: 0s\n', problems: [{ field: 'housekeepingInterval', value: '0s', message: 'must be positive: 0s' }] },
+    { name: 'negative-cleanup-timeout', text: 'actions:\n  podCleanupTimeout: -1s\n', problems: [{ field: 'actions.podCleanupTimeout', message: 'must be positive: -1s' }] },
+    { name: 'negative-local-grace', text: 'actions:\n  localTerminationGracePeriod: -1s\n', problems: [{ field: 'actions.localTerminationGracePeriod', message: 'must be zero or positive: -1s' }] },
+    {
+      name: 'psi-window-too-long',
+      text: 'notifier:\n  psiWindow: 20s\n',
+      problems: [{ field: 'notifier.psiWindow', line: 2, message: "must be between 500ms and 10s (the kernel's limits for a PSI trigger): 20000ms" }],
+    },
+    {
+      name: 'psi-stall-longer-than-window',
+      text: 'notifier:\n  psiStallThreshold: 2s\n',
+      problems: [{ field: 'notifier.psiStallThreshold', line: 2, message: 'must not exceed notifier.psiWindow (1000ms): 2000ms' }],
+    },
+    {
+      name: 'taint-effect-no-execute',
+      text: 'reporting:\n  taint:\n    effect: NoExecute\n',
+      problems: [{ field: 'reporting.taint.effect', value: 'NoExecute', line: 3 }],
+    },
+    { name: 'taint-key-invalid', text: 'reporting:\n  taint:\n    key: "bad key"\n', problems: [{ field: 'reporting.taint.key', value: 'bad key' }] },
+    { name: 'condition-prefix-empty', text: 'reporting:\n  conditionTypePrefix: ""\n', problems: [{ field: 'reporting.conditionTypePrefix', value: '' }] },
+    { name: 'condition-prefix-without-slash', text: 'reporting:\n  conditionTypePrefix: example.com\n', problems: [{ field: 'reporting.conditionTypePrefix', value: 'example.com' }] },
+    { name: 'port-out-of-range', text: 'server:\n  port: 70000\n', problems: [{ field: 'server.port', value: 70000, message: 'must be between 0 and 65535: 70000' }] },
+    { name: 'port-as-string', text: 'server:\n  port: "8080"\n', problems: [{ field: 'server.port', value: '8080', message: 'must be an integer, not the string "8080"' }] },
+    { name: 'delete-retries-negative', text: 'taintEviction:\n  deleteRetries: -1\n', problems: [{ field: 'taintEviction.deleteRetries', value: -1 }] },
+    { name: 'node-name-upper-case', text: 'nodeName: Worker-1\n', problems: [{ field: 'nodeName', value: 'Worker-1' }] },
+    { name: 'node-name-empty', text: 'nodeName: ""\n', problems: [{ field: 'nodeName', message: 'must not be empty' }] },
+  ];
+  for (const tc of cases) {
+    test(tc.name, () => {
+      const found = problems(tc.text);
+      expect(found).toHaveLength(tc.problems.length);
+      tc.problems.forEach((expected, i) => expect(found[i]).toMatchObject(expected));
+    });
+  }
+});
+
+describe('podCgroupRootForDriver', () => {
+  const cases: { name: string; root: string; driver: 'cgroupfs' | 'systemd'; expected: string }[] = [
+    { name: 'cgroupfs-unchanged', root: 'kubepods', driver: 'cgroupfs', expected: 'kubepods' },
+    { name: 'systemd-single', root: 'kubepods', driver: 'systemd', expected: 'kubepods.slice' },
+    { name: 'systemd-leading-slash', root: '/kubepods', driver: 'systemd', expected: 'kubepods.slice' },
+    { name: 'systemd-nested', root: 'a/kubepods', driver: 'systemd', expected: 'a.slice/a-kubepods.slice' },
+    { name: 'systemd-dash-escaped', root: 'my-pods', driver: 'systemd', expected: 'my_pods.slice' },
+    { name: 'systemd-already-a-slice', root: 'kubepods.slice', driver: 'systemd', expected: 'kubepods.slice' },
+  ];
+  for (const tc of cases) {
+    test(tc.name, () => {
+      expect(podCgroupRootForDriver(tc.root, tc.driver)).toBe(tc.expected);
+    });
+  }
+});
