@@ -36,7 +36,11 @@ const decimalSuffixes: Readonly<Record<string, number>> = {
   E: 18,
 };
 
+// apimachinery's own splitting regex: what fails it is a format error, what passes it but has
+// an unknown suffix is a suffix error.
+const apimachineryPattern = /^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$/;
 const quantityPattern = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(.*)$/;
+const FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 
 /** Thrown by {@link parseQuantity}; the caller adds the field path. */
 export class QuantityParseError extends Error {
@@ -60,9 +64,7 @@ function divCeil(numerator: bigint, denominator: bigint): bigint {
  */
 export function parseQuantity(raw: string): Quantity {
   const match = quantityPattern.exec(raw);
-  if (raw.length === 0 || match === null) {
-    throw new QuantityParseError('quantities must match the regular expression \'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$\'');
-  }
+  if (raw.length === 0 || match === null || !apimachineryPattern.test(raw)) throw new QuantityParseError(FORMAT_ERROR);
   const [, sign, digits, suffix] = match as unknown as [string, string, string, string];
   const [whole, fraction = ''] = digits.split('.');
   // The number as an integer mantissa and a power-of-ten scale: 1.25 -> 125, -2.

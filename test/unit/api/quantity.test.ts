@@ -49,3 +49,13 @@ describe('integer quantities print like the kubelet prints observations', () => 
     expect(compareQuantity(parseQuantity('1Gi'), parseQuantity('1073741825'))).toBe(-1);
   });
 });
+
+describe('parseQuantity errors use apimachinery\'s wording', () => {
+  test('a string outside the quantity grammar is a format error', () => {
+    expect(() => parseQuantity('100MB')).toThrow(/quantities must match the regular expression/);
+    expect(() => parseQuantity('12%345')).toThrow(/quantities must match the regular expression/);
+  });
+  test('a grammatical string with an unknown suffix is a suffix error', () => {
+    expect(() => parseQuantity('1K')).toThrow(/unable to parse quantity's suffix/);
+  });
+});

@@ -1,0 +1,83 @@
+// `check-config` as an operator runs it: the effective thresholds of a valid file, every problem
+// of an invalid one, and the exit status.
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO_ROOT, runCli } from './run-cli.js';
+
+function checkConfig(text: string): ReturnType<typeof runCli> {
+  const dir = mkdtempSync(join(tmpdir(), 'kea-check-'));
+  try {
+    const path = join(dir, 'config.yaml');
+    writeFileSync(path, text);
+    return runCli(['check-config', path]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('check-config', () => {
+  test('a valid file prints the effective thresholds, defaults and allocatable copies included', () => {
+    const result = checkConfig('evictionSoft:\n  memory.available: 1Gi\nevictionSoftGracePeriod:\n  memory.available: 30s\nmergeDefaultEvictionSettings: true\nevictionHard:\n  memory.available: 500Mi\n');
+    expect(result.status).toBe(0);
+    for (const expected of ['memory.available', 'allocatableMemory.available', 'nodefs.available', 'imagefs.inodesFree', '500Mi', '1Gi', '30s', '10%']) {
+      expect(result.stdout).toContain(expected);
+    }
+  });
+
+  test('the shipped kubelet configuration is accepted, its other fields listed as ignored', () => {
+    const result = runCli(['check-config', join(REPO_ROOT, 'examples/config/kubelet-config.yaml')]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/KubeletConfiguration/);
+    expect(result.stdout).toMatch(/ignored/i);
+  });
+
+  // Every error case of the kubelet's ParseThresholdConfig, each with the kubelet's wording.
+  const invalid: { name: string; yaml: string; message: RegExp }[] = [
+    { name: 'invalid-signal', yaml: 'evictionHard:\n  mem.available: 1Gi\n', message: /evictionHard\["mem\.available"\].*unsupported eviction signal mem\.available/ },
+    { name: 'soft-no-grace-period', yaml: 'evictionSoft:\n  memory.available: 1Gi\n', message: /grace period must be specified for the soft eviction threshold memory\.available/ },
+    { name: 'neg-threshold-percent', yaml: 'evictionHard:\n  memory.available: "-5%"\n', message: /eviction percentage threshold memory\.available must be >= 0%: -5%/ },
+    { name: 'over-100-percent', yaml: 'evictionHard:\n  memory.available: "150%"\n', message: /eviction percentage threshold memory\.available must be <= 100%: 150%/ },
+    { name: 'invalid-percent', yaml: 'evictionHard:\n  memory.available: "foo%"\n', message: /evictionHard\["memory\.available"\]/ },
+    { name: 'zero-quantity', yaml: 'evictionHard:\n  memory.available: "0"\n', message: /eviction threshold memory\.available must be positive: 0/ },
+    { name: 'negative-quantity', yaml: 'evictionHard:\n  memory.available: "-1Gi"\n', message: /eviction threshold memory\.available must be positive/ },
+    { name: 'invalid-quantity', yaml: 'evictionHard:\n  memory.available: "100MB"\n', message: /quantities must match the regular expression/ },
+    { name: 'invalid-grace-period', yaml: 'evictionSoft:\n  memory.available: 1Gi\nevictionSoftGracePeriod:\n  memory.available: soon\n', message: /evictionSoftGracePeriod\["memory\.available"\]/ },
+    { name: 'neg-grace-period', yaml: 'evictionSoft:\n  memory.available: 1Gi\nevictionSoftGracePeriod:\n  memory.available: -1s\n', message: /invalid eviction grace period specified: -1s, must be a positive value/ },
+    { name: 'grace-period-invalid-signal', yaml: 'evictionSoftGracePeriod:\n  mem.available: 30s\n', message: /unsupported eviction signal mem\.available/ },
+    { name: 'neg-reclaim', yaml: 'evictionMinimumReclaim:\n  memory.available: "-300Mi"\n', message: /negative eviction minimum reclaim specified for memory\.available/ },
+    { name: 'zero-percent-reclaim', yaml: 'evictionMinimumReclaim:\n  memory.available: "0%"\n', message: /eviction percentage minimum reclaim memory\.available must be positive: 0%/ },
+    { name: 'reclaim-invalid-signal', yaml: 'evictionMinimumReclaim:\n  mem.available: 1Gi\n', message: /unsupported eviction signal mem\.available/ },
+    { name: 'unknown-top-level-key', yaml: 'evictonHard:\n  memory.available: 1Gi\n', message: /evictonHard/ },
+    { name: 'yaml-syntax-error-names-the-line', yaml: 'evictionHard:\n  memory.available: 1Gi\n bad: [\n', message: /config\.yaml:3:\d+: /i },
+  ];
+  for (const tc of invalid) {
+    test(`rejects ${tc.name}`, () => {
+      const result = checkConfig(tc.yaml);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toMatch(tc.message);
+    });
+  }
+
+  test('every problem in a file is reported, not only the first', () => {
+    const result = checkConfig('evictionHard:\n  mem.available: 1Gi\n  nodefs.available: "0"\nevictionSoft:\n  memory.available: 1Gi\n');
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/3 problems/);
+    expect(result.stderr).toMatch(/unsupported eviction signal mem\.available/);
+    expect(result.stderr).toMatch(/eviction threshold nodefs\.available must be positive: 0/);
+    expect(result.stderr).toMatch(/grace period must be specified/);
+  });
+
+  test('0% and 100% disable a threshold instead of failing', () => {
+    const result = checkConfig('evictionHard:\n  memory.available: 100Mi\n  nodefs.available: "0%"\nevictionSoft:\n  nodefs.inodesFree: "100%"\n');
+    expect(result.status).toBe(0);
+    expect(result.stdout).not.toMatch(/nodefs\.available/);
+  });
+
+  test('a missing file is an error', () => {
+    const result = runCli(['check-config', '/nonexistent/kea.yaml']);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/cannot be read|ENOENT|no such file/i);
+  });
+});
