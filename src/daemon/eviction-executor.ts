@@ -216,7 +216,12 @@ export class EvictionExecutor {
     }
 
     // 3. Re-check against the API server itself, right before the request.
-    const fresh = await this.deps.actions.getPod(eviction.pod.metadata.namespace ?? '', eviction.pod.metadata.name ?? '');
+    let fresh: Pod | null;
+    try {
+      fresh = await this.deps.actions.getPod(eviction.pod.metadata.namespace ?? '', eviction.pod.metadata.name ?? '');
+    } catch (err) {
+      return this.failed(eviction, action, localKill, 0, err instanceof Error ? err.message : String(err), note);
+    }
     const checked = this.recheck(eviction.pod, fresh);
     if ('skip' in checked) {
       note(action, 'skipped', checked.skip);
@@ -242,16 +247,21 @@ export class EvictionExecutor {
       case 'gone':
         return 'gone';
       case 'failed':
-        this.deps.metrics.apiErrors.inc({ operation: action, status: String(outcome.status) });
-        this.log.error('eviction request failed; retrying', { pod: key, action, status: outcome.status, message: outcome.message });
-        if (localKill) {
-          // The processes are gone; the pod object must follow, or the kubelet restarts them.
-          const nowMs = this.deps.clock.nowMs();
-          this.pendingDeletes.set(checked.pod.metadata.uid ?? key, { eviction: { ...eviction, pod: checked.pod }, firstAtMs: nowMs, nextAtMs: nowMs + DELETE_RETRY_MIN_INTERVAL_MS, attempts: 1 });
-          return 'accepted';
-        }
-        return 'failed';
+        return this.failed({ ...eviction, pod: checked.pod }, action, localKill, outcome.status, outcome.message);
     }
+  }
+
+  // An API failure. When the pod's processes were already ended locally, the deletion is
+  // retried until it lands: otherwise the kubelet would restart the containers.
+  private failed(eviction: Eviction, action: Action, localKill: boolean, status: number, message: string, note?: (act: string, res: string, message?: string) => void): 'accepted' | 'failed' {
+    const key = podKey(eviction.pod);
+    note?.(action, 'failed', message);
+    this.deps.metrics.apiErrors.inc({ operation: action, status: String(status) });
+    this.log.error('eviction request failed; retrying', { pod: key, action, status, message });
+    if (!localKill) return 'failed';
+    const nowMs = this.deps.clock.nowMs();
+    this.pendingDeletes.set(eviction.pod.metadata.uid ?? key, { eviction, firstAtMs: nowMs, nextAtMs: nowMs + DELETE_RETRY_MIN_INTERVAL_MS, attempts: 1 });
+    return 'accepted';
   }
 
   private async requestDeletion(eviction: Eviction, action: Action): Promise<EvictionOutcome> {

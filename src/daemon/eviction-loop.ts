@@ -131,6 +131,8 @@ export class EvictionLoop {
     const { clock, cluster, observer, manager, metrics, notifier, executor } = this.deps;
     const startedMs = clock.nowMs();
     metrics.syncs.inc({ trigger });
+    // Deletions whose processes were already ended are retried on every pass, waiting or not.
+    await executor.retryPendingDeletes();
 
     if (this.awaiting !== null) {
       const present = new Set(cluster.pods().map((p) => p.metadata.uid));
@@ -168,7 +170,6 @@ export class EvictionLoop {
     this.record(result);
     for (const note of result.notes) this.log.info(note);
 
-    await executor.retryPendingDeletes();
     if (result.evictions.length > 0) {
       // While evicted pods are terminating, only a hard (or local-storage) eviction goes ahead:
       // an escalation must not wait behind a slow graceful shutdown.

@@ -1,0 +1,293 @@
+// The running agent on fakes and a fake clock: the whole loop from a notification to the
+// eviction request, each action path, dry run, re-checks, failures and recovery, reload.
+
+import type { Pod } from '../../../src/api/pod.js';
+import { parseConfigText } from '../../../src/config/load.js';
+import { startAgent, type RunningAgent } from '../../../src/daemon/agent.js';
+import { silentLogger } from '../../../src/api/logger.js';
+import { FakeClock, flushMicrotasks } from '../../fakes/fake-clock.js';
+import { fakeCluster, type FakeCluster } from '../../fakes/fake-cluster.js';
+import { FakeNotifier, FakeObserver, FakeTerminator, memorySummary } from '../../fakes/fake-node.js';
+import { makePod } from '../../fixtures/pods.js';
+
+const Mi = 1024 ** 2;
+const Gi = 1024 ** 3;
+
+const HARD_AND_SOFT = `
+evictionHard:
+  memory.available: 500Mi
+evictionSoft:
+  memory.available: 1Gi
+evictionSoftGracePeriod:
+  memory.available: 5s
+evictionMaxPodGracePeriod: 20
+`;
+
+// Below the soft threshold long enough for its 5 s grace period: a notification starts the
+// clock, and the housekeeping pass 10 s later evicts.
+async function softPressure(h: Harness): Promise<void> {
+  h.setAvailable(800 * Mi);
+  h.notifier.fire(h.clock.nowMs(), 'soft memory eviction threshold');
+  await flushMicrotasks();
+  await h.clock.stepAsync(10_000);
+}
+
+interface Harness {
+  clock: FakeClock;
+  cluster: FakeCluster;
+  observer: FakeObserver;
+  notifier: FakeNotifier;
+  terminator: FakeTerminator;
+  agent: RunningAgent;
+  pods: Pod[];
+  setAvailable(bytes: number): void;
+}
+
+// Three pods: `leaky` far over its request, `batch` a little over, `critical` (mirror) biggest.
+async function start(configYaml: string, options: { dryRun?: boolean; pods?: Pod[]; reload?: { path: string; text: string } } = {}): Promise<Harness> {
+  const clock = new FakeClock(Date.UTC(2026, 10, 1, 12));
+  const pods = options.pods ?? [
+    makePod({ name: 'leaky', requests: { memory: '100Mi' }, tgps: 30 }),
+    makePod({ name: 'batch', requests: { memory: '100Mi' }, tgps: 30 }),
+    makePod({ name: 'mirror', annotations: { 'kubernetes.io/config.mirror': 'x' } }),
+  ];
+  const cluster = fakeCluster({ pods, node: { metadata: { name: 'node-a' } }, clock });
+  const observer = new FakeObserver();
+  const notifier = new FakeNotifier();
+  const terminator = new FakeTerminator();
+  const usage: Record<string, { name: string; bytes: number }> = {
+    'uid-default-leaky': { name: 'leaky', bytes: 3 * Gi },
+    'uid-default-batch': { name: 'batch', bytes: 200 * Mi },
+    'uid-default-mirror': { name: 'mirror', bytes: 4 * Gi },
+  };
+  const setAvailable = (bytes: number): void => {
+    observer.summary = memorySummary(8 * Gi, bytes, usage);
+  };
+  setAvailable(4 * Gi);
+  const config = parseConfigText(configYaml, 'test.yaml');
+  const view = Object.assign(cluster.view, { start: async () => {}, stop: async () => {} });
+  const agent = await startAgent(
+    { config, nodeName: 'node-a', reload: options.reload === undefined ? null : { ...options.reload, parse: (text) => parseConfigText(text, options.reload?.path ?? '') }, dryRun: options.dryRun, serverPort: 0 },
+    { cluster: view, actions: cluster.actions, events: cluster.events, nodeReporter: cluster.reporter, observer, notifier, terminator, clock, logger: silentLogger },
+  );
+  await flushMicrotasks();
+  return { clock, cluster, observer, notifier, terminator, agent, pods, setAvailable };
+}
+
+let harness: Harness | null = null;
+afterEach(async () => {
+  await harness?.agent.stop();
+  harness = null;
+});
+
+async function metric(agent: RunningAgent, name: string): Promise<string> {
+  const text = await agent.metrics.registry.metrics();
+  return text.split('\n').filter((l) => l.startsWith(name)).join('\n');
+}
+
+describe('the agent on a node under memory pressure', () => {
+  test('a kernel notification leads straight to local termination, the DisruptionTarget condition and a DELETE with grace 1', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const { clock, cluster, notifier, terminator, setAvailable } = harness;
+    setAvailable(300 * Mi);
+    notifier.fire(clock.nowMs());
+    await flushMicrotasks();
+
+    // The mirror pod ranks first (largest excess, priority 0) but is critical: skipped.
+    expect(terminator.calls).toEqual([{ uid: 'uid-default-leaky', gracePeriodMs: 1000 }]);
+    const deletes = cluster.actions.callsOf('deletePod');
+    expect(deletes.map((c) => [c.name, c.gracePeriodSeconds, c.uidPrecondition])).toEqual([['leaky', 1, true]]);
+    const condition = cluster.actions.callsOf('addDisruptionTarget')[0];
+    expect(condition?.condition?.reason).toBe('TerminationByKubelet');
+    const evicted = cluster.events.events.find((e) => e.reason === 'Evicted');
+    expect(evicted?.pod?.metadata.name).toBe('leaky');
+    expect(evicted?.annotations?.starved_resource).toBe('memory');
+    expect(evicted?.message).toMatch(/^The node was low on resource: memory\. Threshold quantity: 500Mi, available: 300Mi\. /);
+    expect(cluster.events.events.find((e) => e.object === 'node')).toMatchObject({ reason: 'EvictionThresholdMet', message: 'Attempting to reclaim memory', type: 'Warning' });
+    expect(await metric(harness.agent, 'kube_eviction_agent_notification_to_eviction_seconds_count')).toMatch(/action="local-termination"\} 1/);
+    expect(await metric(harness.agent, 'kube_eviction_agent_evictions_total')).toMatch(/signal="memory.available",action="delete",result="accepted"\} 1/);
+  });
+
+  test('a soft threshold uses the Eviction API; a PodDisruptionBudget refusal moves on to the next candidate', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const { clock, cluster, notifier, terminator, setAvailable } = harness;
+    cluster.actions.block('default', 'leaky');
+    await softPressure(harness);
+
+    expect(cluster.actions.callsOf('evictPod').map((c) => [c.name, c.outcome.result, c.gracePeriodSeconds])).toEqual([
+      ['leaky', 'blocked', 20],
+      ['batch', 'accepted', 20],
+    ]);
+    expect(cluster.actions.callsOf('deletePod')).toEqual([]);
+    expect(terminator.calls).toEqual([]);
+    expect(cluster.events.reasons()).toEqual(expect.arrayContaining(['EvictionBlocked', 'Evicted']));
+    expect(cluster.events.events.find((e) => e.reason === 'Evicted')?.pod?.metadata.name).toBe('batch');
+    expect(await metric(harness.agent, 'kube_eviction_agent_evictions_total')).toMatch(/action="eviction-api",result="blocked"\} 1/);
+  });
+
+  test('dry run observes, decides and reports, and changes nothing', async () => {
+    harness = await start(HARD_AND_SOFT, { dryRun: true });
+    const { clock, cluster, notifier, terminator, setAvailable } = harness;
+    setAvailable(300 * Mi);
+    notifier.fire(clock.nowMs());
+    await flushMicrotasks();
+    await clock.stepAsync(30_000);
+
+    expect(cluster.actions.calls).toEqual([]);
+    expect(terminator.calls).toEqual([]);
+    expect(cluster.events.events).toEqual([]);
+    expect(cluster.reporter.calls).toEqual([]);
+    expect(await metric(harness.agent, 'kube_eviction_agent_evictions_total')).toMatch(/result="dry-run"/);
+    expect(await metric(harness.agent, 'kube_eviction_agent_node_condition')).toMatch(/condition="MemoryPressure"\} 1/);
+  });
+
+  test('a pod that moved to another node since the decision is never acted on', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const { clock, cluster, notifier, terminator, setAvailable } = harness;
+    cluster.view.updatePod('default', 'leaky', (p) => {
+      p.spec.nodeName = 'node-b';
+    });
+    // The observation still shows it (stats lag the API): the engine may choose it.
+    setAvailable(300 * Mi);
+    notifier.fire(clock.nowMs());
+    await flushMicrotasks();
+    expect(terminator.calls.map((c) => c.uid)).not.toContain('uid-default-leaky');
+    expect(cluster.actions.calls.filter((c) => c.name === 'leaky' && c.method !== 'getPod')).toEqual([]);
+  });
+
+  test('a pod that became critical since the decision is skipped after the API re-check', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const { clock, cluster, notifier, setAvailable } = harness;
+    const realGet = cluster.actions.getPod.bind(cluster.actions);
+    cluster.actions.getPod = async (ns, name) => {
+      const pod = await realGet(ns, name);
+      if (pod !== null && name === 'leaky') pod.spec.priority = 2_000_001_000;
+      return pod;
+    };
+    cluster.actions.block('default', 'leaky');
+    await softPressure(harness);
+    expect(cluster.actions.callsOf('evictPod').map((c) => c.name)).toEqual(['batch']);
+  });
+
+  test('after an eviction the agent waits for the pod to go (at most 30 s) before evicting again', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const { clock, cluster, notifier, setAvailable } = harness;
+    await softPressure(harness);
+    expect(cluster.actions.callsOf('evictPod').map((c) => c.name)).toEqual(['leaky']);
+
+    // Still terminating: housekeeping passes do not evict another pod.
+    await clock.stepAsync(20_000);
+    expect(cluster.actions.callsOf('evictPod').map((c) => c.name)).toEqual(['leaky']);
+
+    // The pod goes: the next pass follows within the 1 s poll and evicts the next candidate.
+    cluster.view.removePod('default', 'leaky');
+    await clock.stepAsync(1_000);
+    expect(cluster.actions.callsOf('evictPod').map((c) => c.name)).toEqual(['leaky', 'batch']);
+  });
+
+  test('while a soft-evicted pod terminates, a hard threshold escalates at once', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const { clock, cluster, notifier, terminator, setAvailable } = harness;
+    await softPressure(harness);
+    expect(cluster.actions.callsOf('evictPod').map((c) => c.name)).toEqual(['leaky']);
+
+    setAvailable(300 * Mi);
+    notifier.fire(clock.nowMs());
+    await flushMicrotasks();
+    // The terminating pod's processes are ended locally; nothing else is evicted.
+    expect(terminator.calls.map((c) => c.uid)).toEqual(['uid-default-leaky']);
+    expect(cluster.actions.callsOf('deletePod')).toEqual([]);
+  });
+
+  test('with the API server unreachable, memory is still freed locally and the deletion is retried until it lands', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const { clock, cluster, notifier, terminator, setAvailable } = harness;
+    cluster.actions.injectError('getPod', new Error('connect ECONNREFUSED'), 1);
+    setAvailable(300 * Mi);
+    notifier.fire(clock.nowMs());
+    await flushMicrotasks();
+    expect(terminator.calls.map((c) => c.uid)).toEqual(['uid-default-leaky']);
+    expect(cluster.actions.callsOf('deletePod')).toEqual([]);
+
+    cluster.actions.injectError('deletePod', { result: 'failed', status: 500, message: 'etcdserver: request timed out' }, 1);
+    setAvailable(4 * Gi);
+    await clock.stepAsync(10_000);
+    await clock.stepAsync(10_000);
+    const deletes = cluster.actions.callsOf('deletePod');
+    expect(deletes.map((c) => c.outcome.result)).toEqual(['failed', 'accepted']);
+    expect(deletes.every((c) => c.name === 'leaky' && c.uidPrecondition === true)).toBe(true);
+  });
+
+  test('a 409 on delete (the pod was replaced) is not retried and evicts nobody else in that pass', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const { clock, cluster, notifier, setAvailable } = harness;
+    cluster.actions.injectError('deletePod', { result: 'gone', message: 'Precondition failed: UID in precondition' }, 1);
+    setAvailable(300 * Mi);
+    notifier.fire(clock.nowMs());
+    await flushMicrotasks();
+    expect(cluster.actions.callsOf('deletePod').map((c) => c.name)).toEqual(['leaky']);
+  });
+
+  test('the node conditions use the agent\'s own types and follow the transition period', async () => {
+    harness = await start(`${HARD_AND_SOFT}evictionPressureTransitionPeriod: 30s\n`);
+    const { clock, cluster, notifier, setAvailable } = harness;
+    setAvailable(300 * Mi);
+    notifier.fire(clock.nowMs());
+    await flushMicrotasks();
+    const conditionsOf = (): Record<string, string> => Object.fromEntries([...cluster.reporter.conditions.values()].map((c) => [c.type, c.status]));
+    expect(conditionsOf()).toEqual({
+      'kube-eviction-agent.io/MemoryPressure': 'True',
+      'kube-eviction-agent.io/DiskPressure': 'False',
+      'kube-eviction-agent.io/PIDPressure': 'False',
+    });
+    setAvailable(4 * Gi);
+    cluster.view.removePod('default', 'leaky');
+    await clock.stepAsync(20_000);
+    expect(conditionsOf()['kube-eviction-agent.io/MemoryPressure']).toBe('True');
+    await clock.stepAsync(20_000);
+    expect(conditionsOf()['kube-eviction-agent.io/MemoryPressure']).toBe('False');
+    // Sent on change only (the heartbeat is minutes away): at start-up, then True, then False.
+    expect(cluster.reporter.calls.filter((c) => c.method === 'setConditions').map((c) => (c.method === 'setConditions' ? c.conditions[0]?.status : ''))).toEqual(['False', 'True', 'False']);
+  });
+
+  test('the optional pressure taint is added under pressure and removed with the condition', async () => {
+    harness = await start(`${HARD_AND_SOFT}evictionPressureTransitionPeriod: 30s\nreporting:\n  taint:\n    enabled: true\n`);
+    const { clock, cluster, notifier, setAvailable } = harness;
+    setAvailable(300 * Mi);
+    notifier.fire(clock.nowMs());
+    await flushMicrotasks();
+    expect(cluster.reporter.hasTaint('kube-eviction-agent.io/pressure')).toBe(true);
+    setAvailable(4 * Gi);
+    cluster.view.removePod('default', 'leaky');
+    await clock.stepAsync(40_000);
+    expect(cluster.reporter.hasTaint('kube-eviction-agent.io/pressure')).toBe(false);
+  });
+
+  test('an observation failure is logged and the loop keeps going', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const { clock, cluster, observer, setAvailable } = harness;
+    observer.failWith = new Error('EACCES /sys/fs/cgroup/memory/memory.stat');
+    await clock.stepAsync(10_000);
+    observer.failWith = null;
+    setAvailable(300 * Mi);
+    await clock.stepAsync(10_000);
+    expect(cluster.actions.callsOf('deletePod').map((c) => c.name)).toEqual(['leaky']);
+  });
+
+  test('housekeeping runs every interval without any notification', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const { clock, observer } = harness;
+    const before = observer.observedPods.length;
+    await clock.stepAsync(30_000);
+    expect(observer.observedPods.length - before).toBe(3);
+  });
+
+  test('stop() ends the loop and the notifier promptly', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const startedMs = Date.now();
+    await harness.agent.stop();
+    expect(harness.notifier.stopped).toBe(true);
+    expect(Date.now() - startedMs).toBeLessThan(1000);
+    harness = null;
+  });
+});
