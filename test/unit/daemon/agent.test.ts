@@ -110,7 +110,7 @@ describe('the agent on a node under memory pressure', () => {
 
   test('a soft threshold uses the Eviction API; a PodDisruptionBudget refusal moves on to the next candidate', async () => {
     harness = await start(HARD_AND_SOFT);
-    const { clock, cluster, notifier, terminator, setAvailable } = harness;
+    const { cluster, terminator } = harness;
     cluster.actions.block('default', 'leaky');
     await softPressure(harness);
 
@@ -157,7 +157,7 @@ describe('the agent on a node under memory pressure', () => {
 
   test('a pod that became critical since the decision is skipped after the API re-check', async () => {
     harness = await start(HARD_AND_SOFT);
-    const { clock, cluster, notifier, setAvailable } = harness;
+    const { cluster } = harness;
     const realGet = cluster.actions.getPod.bind(cluster.actions);
     cluster.actions.getPod = async (ns, name) => {
       const pod = await realGet(ns, name);
@@ -171,7 +171,7 @@ describe('the agent on a node under memory pressure', () => {
 
   test('after an eviction the agent waits for the pod to go (at most 30 s) before evicting again', async () => {
     harness = await start(HARD_AND_SOFT);
-    const { clock, cluster, notifier, setAvailable } = harness;
+    const { clock, cluster } = harness;
     await softPressure(harness);
     expect(cluster.actions.callsOf('evictPod').map((c) => c.name)).toEqual(['leaky']);
 
