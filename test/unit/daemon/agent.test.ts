@@ -1,6 +1,9 @@
 // The running agent on fakes and a fake clock: the whole loop from a notification to the
 // eviction request, each action path, dry run, re-checks, failures and recovery, reload.
 
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Pod } from '../../../src/api/pod.js';
 import { parseConfigText } from '../../../src/config/load.js';
 import { startAgent, type RunningAgent } from '../../../src/daemon/agent.js';
@@ -289,5 +292,35 @@ describe('the agent on a node under memory pressure', () => {
     expect(harness.notifier.stopped).toBe(true);
     expect(Date.now() - startedMs).toBeLessThan(1000);
     harness = null;
+  });
+});
+
+describe('configuration hot reload', () => {
+  let dir = '';
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'kea-reload-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('a valid new file is applied; an invalid one keeps the old configuration and is reported', async () => {
+    const path = join(dir, 'config.yaml');
+    writeFileSync(path, HARD_AND_SOFT);
+    harness = await start(HARD_AND_SOFT, { reload: { path, text: HARD_AND_SOFT } });
+    const { agent, cluster } = harness;
+
+    writeFileSync(path, HARD_AND_SOFT.replace('500Mi', '700Mi'));
+    expect(await agent.reloadNow()).toBe('applied');
+    expect(agent.config().eviction.thresholds.find((t) => t.signal === 'memory.available' && t.gracePeriodMs === 0)?.value).toEqual({ kind: 'quantity', quantity: { nanos: 700n * 1024n * 1024n * 1_000_000_000n, format: 'BinarySI' } });
+
+    writeFileSync(path, 'evictionHard:\n  mem.available: 1Gi\n');
+    expect(await agent.reloadNow()).toBe('rejected');
+    expect(agent.config().eviction.thresholds.some((t) => t.signal === 'memory.available')).toBe(true);
+    const event = cluster.events.events.find((e) => e.reason === 'ConfigReloadFailed');
+    expect(event?.object).toBe('node');
+    expect(event?.message).toMatch(/unsupported eviction signal mem\.available/);
+    expect(await metric(agent, 'kube_eviction_agent_config_reloads_total')).toMatch(/result="applied"\} 1[\s\S]*result="rejected"\} 1|result="rejected"\} 1[\s\S]*result="applied"\} 1/);
+
+    // The same bad file is reported once, not on every change notification.
+    expect(await agent.reloadNow()).toBe('unchanged');
   });
 });
