@@ -1,7 +1,8 @@
 // The agent's own sections of an AgentConfiguration (observe, notifier, actions, reporting,
 // taintEviction, server, and the top-level nodeName, housekeepingInterval and logLevel): read,
 // validated and defaulted into AgentSettings. Unknown keys are errors at every level, so a typo
-// is never silently ignored; host paths are resolved under `observe.hostRoot`.
+// is never silently ignored. Host paths stay as the host spells them; the observer and the notifier
+// read them under `observe.hostRoot`.
 
 import { posix } from 'node:path';
 import type { Node } from 'yaml';
@@ -29,7 +30,6 @@ const DNS_SUBDOMAIN = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]
 /** Reads the agent fields among `entries` (other keys are the caller's). Problems go to `reader`. */
 export function readAgentSettings(reader: ConfigReader, entries: readonly MapEntry[]): AgentSettings {
   const settings = defaultAgentSettings() as Mutable<AgentSettings>;
-  // Host paths stay as written until all of observe is read, then are resolved under hostRoot.
   let containerFsPathSet = false;
 
   const positiveDuration = (entry: MapEntry, assign: (ms: number) => void, allowZero = false): void => {
@@ -198,7 +198,6 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
 
   checkPsiTrigger(reader, notifier, psiNodes);
   if (!containerFsPathSet) observe.containerFsPath = observe.imageFsPath;
-  resolveUnderHostRoot(observe);
   if (observe.cgroupDriver === 'systemd') observe.podCgroupRoot = podCgroupRootForDriver(observe.podCgroupRoot, 'systemd');
   return settings;
 }
@@ -213,13 +212,3 @@ function checkPsiTrigger(reader: ConfigReader, notifier: NotifierSettings, nodes
   }
 }
 
-// Every host path is read through the host's root as mounted into the container.
-function resolveUnderHostRoot(observe: Mutable<ObserveSettings>): void {
-  const under = (path: string): string => posix.join(observe.hostRoot, path);
-  observe.cgroupRoot = under(observe.cgroupRoot);
-  observe.procRoot = under(observe.procRoot);
-  observe.kubeletRootDir = under(observe.kubeletRootDir);
-  observe.imageFsPath = under(observe.imageFsPath);
-  observe.containerFsPath = under(observe.containerFsPath);
-  observe.podLogsDir = under(observe.podLogsDir);
-}

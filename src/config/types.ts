@@ -12,7 +12,7 @@ export type NotifierMode = 'auto' | 'memcg-v1' | 'psi' | 'disabled';
 export type PodRemovalMethod = 'delete' | 'eviction-api';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
-/** Where node statistics come from. Paths are absolute and already resolved under `hostRoot`. */
+/** Where node statistics come from. Paths are absolute host paths, read under `hostRoot`. */
 export interface ObserveSettings {
   readonly source: ObserveSource;
   /** The host's root as mounted into the agent's container (`/` when running on the host). */

@@ -34,12 +34,12 @@ describe('agent settings', () => {
       observe: {
         source: 'kubelet',
         hostRoot: '/host',
-        cgroupRoot: '/host/sys/fs/cgroup',
-        procRoot: '/host/proc',
-        kubeletRootDir: '/host/var/lib/kubelet',
-        imageFsPath: '/host/var/lib/containers',
-        containerFsPath: '/host/var/lib/containers/storage/overlay',
-        podLogsDir: '/host/var/log/pods',
+        cgroupRoot: '/sys/fs/cgroup',
+        procRoot: '/proc',
+        kubeletRootDir: '/var/lib/kubelet',
+        imageFsPath: '/var/lib/containers',
+        containerFsPath: '/var/lib/containers/storage/overlay',
+        podLogsDir: '/var/log/pods',
         cgroupDriver: 'systemd',
         podCgroupRoot: 'kubepods.slice',
         kubeletUrl: 'https://10.0.0.7:10250',
@@ -131,15 +131,16 @@ describe('agent settings', () => {
     expect(agent('observe:\n  imageFsPath: /var/lib/containers\n').observe.containerFsPath).toBe('/var/lib/containers');
   });
 
-  test('every host path is resolved under hostRoot, the token file is not', () => {
+  test('host paths stay as the host spells them (the readers add hostRoot), the token file too', () => {
     const observe = agent('observe:\n  hostRoot: /rootfs\n  kubeletTokenFile: /var/run/secrets/token\n').observe;
+    expect(observe.hostRoot).toBe('/rootfs');
     expect([observe.cgroupRoot, observe.procRoot, observe.kubeletRootDir, observe.imageFsPath, observe.containerFsPath, observe.podLogsDir]).toEqual([
-      '/rootfs/sys/fs/cgroup',
-      '/rootfs/proc',
-      '/rootfs/var/lib/kubelet',
-      '/rootfs/var/lib/containerd',
-      '/rootfs/var/lib/containerd',
-      '/rootfs/var/log/pods',
+      '/sys/fs/cgroup',
+      '/proc',
+      '/var/lib/kubelet',
+      '/var/lib/containerd',
+      '/var/lib/containerd',
+      '/var/log/pods',
     ]);
     expect(observe.kubeletTokenFile).toBe('/var/run/secrets/token');
   });
