@@ -6,6 +6,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { registerCheckConfig } from './check-config.js';
 import { registerReplay } from './replay.js';
+import { registerRun } from './run.js';
+import { registerExplain } from './explain.js';
 
 // The package's own package.json, found upward from this file (src/cli in tests, dist/src/cli built).
 function packageVersion(): string {
@@ -18,7 +20,9 @@ export function buildProgram(): Command {
   const program = new Command('kube-eviction-agent')
     .description('Node-local Kubernetes eviction agent: the kubelet eviction manager\'s decisions, reacting to kernel memory notifications')
     .version(packageVersion());
+  registerRun(program);
   registerCheckConfig(program);
   registerReplay(program);
+  registerExplain(program);
   return program;
 }

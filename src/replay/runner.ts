@@ -6,7 +6,7 @@ import type { EvictionConfig } from '../api/eviction-config.js';
 import type { Node, Pod } from '../api/pod.js';
 import { podKey } from '../api/pod.js';
 import type { Summary } from '../api/summary.js';
-import { isHardEvictionThreshold } from '../api/threshold.js';
+import { isHardEvictionThreshold, type Threshold } from '../api/threshold.js';
 import { EvictionManager } from '../eviction/manager.js';
 import type { Eviction, SynchronizeResult } from '../eviction/types.js';
 import type { TaintEvent } from '../taint/taint-event.js';
@@ -113,6 +113,7 @@ export class ReplayRunner {
   private dedicatedImageFs = false;
   private splitContainerFs = false;
   private lastTimeMs: number | null = null;
+  private lastResultValue: SynchronizeResult | null = null;
 
   constructor(config: EvictionConfig, taintOptions: Partial<TaintOptions> = {}) {
     this.manager = new EvictionManager(config);
@@ -124,9 +125,22 @@ export class ReplayRunner {
     return this.lastTimeMs;
   }
 
-  /** The latest node object a step carried (taints are handled by the taint replay). */
+  /** The latest node object a step carried. */
   get latestNode(): Node | null {
     return this.node;
+  }
+
+  /** The engine's full result for the last step, and the inputs it decided on (for `explain`). */
+  lastStep(): { result: SynchronizeResult; thresholds: readonly Threshold[]; summary: Summary | null; pods: Pod[]; dedicatedImageFs: boolean; splitContainerFs: boolean } | null {
+    if (this.lastResultValue === null) return null;
+    return {
+      result: this.lastResultValue,
+      thresholds: this.manager.thresholds,
+      summary: this.summary,
+      pods: this.pods.filter(isActive),
+      dedicatedImageFs: this.dedicatedImageFs,
+      splitContainerFs: this.splitContainerFs,
+    };
   }
 
   step(step: ReplayStep): ReplayOutputLine {
@@ -147,6 +161,7 @@ export class ReplayRunner {
       dedicatedImageFs: this.dedicatedImageFs,
       splitContainerFs: this.splitContainerFs,
     });
+    this.lastResultValue = result;
     // Immediate taint deletions queued by this step run at this step's time.
     this.clock.advanceTo(step.timeMs);
     const events = this.taintEvents;

@@ -1,0 +1,137 @@
+// The `explain` report: one observation and one decision as readable tables. Each signal's value
+// against each threshold, the ranked pods with the figures that ranked them, and what would be
+// evicted and why. Pure: it formats an engine result, so the same report serves a live node and
+// a recording.
+
+import { podKey, type Pod } from '../api/pod.js';
+import { formatQuantity, quantityFromInteger } from '../api/quantity.js';
+import { SIGNALS, signalToResource, type Signal } from '../api/signals.js';
+import type { Summary } from '../api/summary.js';
+import { getThresholdQuantity, isHardEvictionThreshold, thresholdEquals, type Threshold } from '../api/threshold.js';
+import { makeSignalObservations } from '../eviction/observations.js';
+import { rankedPods } from '../eviction/ranking.js';
+import { signalQuantityFormat } from '../eviction/observations.js';
+import type { RankedPod, SynchronizeResult } from '../eviction/types.js';
+
+export interface ExplainInput {
+  readonly result: SynchronizeResult;
+  /** The thresholds in force (containerfs ones fitted to the layout). */
+  readonly thresholds: readonly Threshold[];
+  readonly summary: Summary | null;
+  readonly pods: readonly Pod[];
+  readonly dedicatedImageFs: boolean;
+  readonly splitContainerFs: boolean;
+  /** A heading line: where the data came from. */
+  readonly source: string;
+}
+
+/** Left-aligned columns, two spaces apart. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+function formatAmount(signal: Signal, value: bigint): string {
+  return formatQuantity(quantityFromInteger(value, signalQuantityFormat(signal)));
+}
+
+function formatDurationMs(ms: number): string {
+  if (ms === 0) return '0s';
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  return `${ms / 1000}s`;
+}
+
+function thresholdState(threshold: Threshold, result: SynchronizeResult): string {
+  const met = result.thresholdsMet.some((m) => thresholdEquals(m.threshold, threshold));
+  const metIgnoringGrace = result.thresholdsMetIgnoringGrace.some((m) => thresholdEquals(m.threshold, threshold));
+  if (met) return 'MET';
+  if (metIgnoringGrace) return `met, within its ${formatDurationMs(threshold.gracePeriodMs)} grace period`;
+  return 'ok';
+}
+
+function signalRows(input: ExplainInput): string[][] {
+  const rows: string[][] = [];
+  for (const signal of SIGNALS) {
+    const observation = input.result.observations.get(signal);
+    const thresholds = input.thresholds.filter((t) => t.signal === signal && t.operatorSet !== false);
+    if (observation === undefined && thresholds.length === 0) continue;
+    const available = observation === undefined ? 'no observation' : formatAmount(signal, observation.available);
+    const capacity = observation === undefined ? '' : formatAmount(signal, observation.capacity);
+    if (thresholds.length === 0) {
+      rows.push([signal, available, capacity, '(none)', '', '']);
+      continue;
+    }
+    for (const threshold of thresholds) {
+      const quantity = observation === undefined ? '?' : formatQuantity(getThresholdQuantity(threshold.value, observation.capacity));
+      const written = threshold.value.kind === 'percentage' ? ` (${Math.round(threshold.value.ratio * 10000) / 100}%)` : '';
+      const kind = isHardEvictionThreshold(threshold) ? 'hard' : `soft ${formatDurationMs(threshold.gracePeriodMs)}`;
+      rows.push([signal, available, capacity, `< ${quantity}${written}`, kind, observation === undefined ? 'no observation' : thresholdState(threshold, input.result)]);
+    }
+  }
+  return rows;
+}
+
+function usageText(signal: Signal, ranked: RankedPod): string {
+  if (ranked.usage === null) return 'no stats';
+  const resource = signalToResource[signal];
+  return resource === 'pids' || resource === 'inodes' ? ranked.usage.toString() : formatQuantity(quantityFromInteger(ranked.usage));
+}
+
+function requestText(signal: Signal, ranked: RankedPod): string {
+  const resource = signalToResource[signal];
+  return resource === 'pids' || resource === 'inodes' ? ranked.request.toString() : formatQuantity(quantityFromInteger(ranked.request));
+}
+
+/** The ranking the decision used, or, with no threshold met, the order memory pressure would use now. */
+function ranking(input: ExplainInput): { signal: Signal; ranked: readonly RankedPod[]; hypothetical: boolean } | null {
+  if (input.result.reclaim !== null) return { signal: input.result.reclaim.threshold.signal, ranked: input.result.ranking, hypothetical: false };
+  if (input.summary === null || input.pods.length === 0) return null;
+  const { statsFunc } = makeSignalObservations(input.summary);
+  return { signal: 'memory.available', ranked: rankedPods('memory.available', input.dedicatedImageFs, input.splitContainerFs, input.pods, statsFunc), hypothetical: true };
+}
+
+export function explainReport(input: ExplainInput): string {
+  const { result } = input;
+  const out: string[] = [];
+  out.push(input.source, '');
+  out.push('Signals and thresholds', table(['SIGNAL', 'AVAILABLE', 'CAPACITY', 'THRESHOLD', 'KIND', 'STATE'], signalRows(input)), '');
+  out.push(`Node conditions: ${result.nodeConditions.length === 0 ? 'none' : result.nodeConditions.join(', ')} (the pressure transition period applied)`, '');
+
+  const ranks = ranking(input);
+  if (ranks !== null) {
+    const resource = signalToResource[ranks.signal];
+    out.push(
+      ranks.hypothetical
+        ? `Pod ranking if memory pressure came now (${resource}: exceeds request, then priority, then usage above request)`
+        : `Pod ranking for ${ranks.signal} (${resource})`,
+    );
+    const evictedUids = new Set(result.evictions.map((e) => e.pod.metadata.uid));
+    const rows = ranks.ranked.map((r, i) => [
+      String(i + 1),
+      podKey(r.pod),
+      String(r.priority),
+      usageText(ranks.signal, r),
+      requestText(ranks.signal, r),
+      r.exceedsRequest ? 'yes' : 'no',
+      r.critical ? 'critical: never evicted' : evictedUids.has(r.pod.metadata.uid) ? '<- evicted' : '',
+    ]);
+    out.push(table(['RANK', 'POD', 'PRIORITY', 'USAGE', 'REQUEST', 'EXCEEDS', ''], rows), '');
+  }
+
+  out.push('Decision');
+  if (result.evictions.length === 0) {
+    const waiting = result.thresholdsMetIgnoringGrace.length > result.thresholdsMet.length;
+    if (result.thresholdsMet.length > 0) out.push('  Thresholds are met, but no pod can be evicted now (see the notes).');
+    else if (waiting) out.push('  Nothing yet: a soft threshold is met but its grace period has not elapsed.');
+    else out.push('  Nothing to evict: no threshold is met and no pod exceeds a local-storage limit.');
+  }
+  for (const eviction of result.evictions) {
+    const why = eviction.reason.kind === 'threshold' ? `${eviction.reason.signal} (${eviction.reason.hard ? 'hard' : 'soft'})` : eviction.reason.limit;
+    out.push(`  Evict ${podKey(eviction.pod)} for ${why}, grace period ${eviction.gracePeriodSeconds}s`);
+    out.push(`    ${eviction.message.trimEnd()}`);
+  }
+  if (result.fallbacks.length > 0) out.push(`  If a PodDisruptionBudget refuses: ${result.fallbacks.map((f) => podKey(f.pod)).join(', then ')}`);
+  for (const note of result.notes) out.push(`  note: ${note}`);
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,106 @@
+// `kube-eviction-agent explain`: one observation and one decision, now, as readable tables.
+// Against the cluster and this node (one synchronize pass on a fresh observation), or with
+// `--replay FILE` against a recording (the decision at its last step, or at `--at TIME`).
+
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Command } from 'commander';
+import { systemClock } from '../api/clock.js';
+import { silentLogger } from '../api/logger.js';
+import { formatConfigErrors } from '../config/effective-table.js';
+import type { LoadedConfig } from '../config/types.js';
+import { AgentError, ConfigError, ReplayInputError } from '../errors.js';
+import { EvictionManager } from '../eviction/manager.js';
+import { parseReplayLine, parseRfc3339, formatRfc3339 } from '../replay/input.js';
+import { ReplayRunner } from '../replay/runner.js';
+import { explainReport } from './explain-report.js';
+import { readConfig } from './run.js';
+
+interface ExplainOptions {
+  readonly config: string;
+  readonly replay?: string;
+  readonly at?: string;
+  readonly nodeName?: string;
+  readonly kubeconfig?: string;
+}
+
+/** The report for a recording, at its last step or at the last step not after `atMs`. */
+export async function explainRecording(config: LoadedConfig, path: string, atMs: number | null): Promise<string> {
+  const runner = new ReplayRunner(config.eviction);
+  const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
+  let lineNumber = 0;
+  for await (const text of lines) {
+    lineNumber++;
+    if (text.trim() === '') continue;
+    const step = parseReplayLine(text, lineNumber, runner.previousTimeMs);
+    if (atMs !== null && step.timeMs > atMs) break;
+    runner.step(step);
+  }
+  const last = runner.lastStep();
+  if (last === null) throw new AgentError('EVA_ERR_USAGE', atMs === null ? `${path} holds no step` : `${path} holds no step at or before ${formatRfc3339(atMs)}`);
+  return explainReport({ ...last, source: `Recording ${path}, step at ${formatRfc3339(runner.previousTimeMs ?? 0)} (replayed from its start)` });
+}
+
+/** The report for this node now: the watches synced, one observation, one synchronize pass. */
+export async function explainNode(config: LoadedConfig, options: ExplainOptions): Promise<string> {
+  const nodeName = options.nodeName ?? process.env.NODE_NAME ?? config.agent.nodeName;
+  if (nodeName === undefined || nodeName === null || nodeName === '') throw new AgentError('EVA_ERR_USAGE', 'The node name is unknown: pass --node-name or set NODE_NAME');
+  const [{ connect }, { nodeAdapters }] = await Promise.all([import('../kube/index.js'), import('./run.js')]);
+  const clock = systemClock;
+  const client = await connect({ ...(options.kubeconfig === undefined ? {} : { kubeconfig: options.kubeconfig }), nodeName, clock, logger: silentLogger });
+  const cluster = client.clusterView();
+  await cluster.start();
+  try {
+    const deadlineMs = clock.nowMs() + 30_000;
+    while (!cluster.synced && clock.nowMs() < deadlineMs) await clock.sleep(100);
+    if (!cluster.synced) throw new AgentError('EVA_ERR_KUBE_API', `The pods of ${nodeName} could not be listed within 30 s from ${client.server}`);
+    const { observer, notifier } = nodeAdapters(config, nodeName, clock, silentLogger);
+    await notifier.stop();
+    const pods = cluster.pods().filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+    const observation = await observer.observe(pods);
+    const manager = new EvictionManager(config.eviction);
+    const result = manager.synchronize({ nowMs: clock.nowMs(), summary: observation.summary, pods, dedicatedImageFs: observation.dedicatedImageFs, splitContainerFs: observation.splitContainerFs });
+    const problems = observation.problems.length === 0 ? '' : `\nObservation problems:\n${observation.problems.map((p) => `  ${p}`).join('\n')}\n`;
+    return (
+      explainReport({
+        result,
+        thresholds: manager.thresholds,
+        summary: observation.summary,
+        pods,
+        dedicatedImageFs: observation.dedicatedImageFs,
+        splitContainerFs: observation.splitContainerFs,
+        source: `Node ${nodeName}, observed ${formatRfc3339(result.nowMs)} (one pass: a soft threshold met now is still within its grace period)`,
+      }) + problems
+    );
+  } finally {
+    await cluster.stop();
+  }
+}
+
+export function registerExplain(program: Command): void {
+  program
+    .command('explain')
+    .description('Explain one decision: each signal against each threshold, the ranked pods, and what would be evicted and why')
+    .requiredOption('-c, --config <file>', 'AgentConfiguration or KubeletConfiguration file')
+    .option('--replay <file>', 'explain a recording (JSON Lines, as `replay` reads) instead of this node')
+    .option('--at <time>', 'with --replay: the last step at or before this RFC 3339 time (default: the last step)')
+    .option('--node-name <name>', 'this node\'s name (default: $NODE_NAME)')
+    .option('--kubeconfig <file>', 'kubeconfig file (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)')
+    .action(async (options: ExplainOptions) => {
+      try {
+        const { config } = readConfig(options.config);
+        let atMs: number | null = null;
+        if (options.at !== undefined) {
+          atMs = parseRfc3339(options.at);
+          if (atMs === null) throw new AgentError('EVA_ERR_USAGE', `--at must be an RFC 3339 time: ${options.at}`);
+        }
+        const report = options.replay === undefined ? await explainNode(config, options) : await explainRecording(config, options.replay, atMs);
+        process.stdout.write(report);
+      } catch (err) {
+        if (err instanceof ConfigError) process.stderr.write(`${options.config}: invalid configuration\n${formatConfigErrors(err)}\n`);
+        else if (err instanceof ReplayInputError) process.stderr.write(`${options.replay ?? ''}: ${err.message}\n`);
+        else process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+        process.exitCode = 1;
+      }
+    });
+}
