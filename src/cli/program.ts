@@ -8,6 +8,7 @@ import { registerCheckConfig } from './check-config.js';
 import { registerReplay } from './replay.js';
 import { registerRun } from './run.js';
 import { registerExplain } from './explain.js';
+import { registerDemo } from './demo.js';
 
 // The package's own package.json, found upward from this file (src/cli in tests, dist/src/cli built).
 function packageVersion(): string {
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   const program = new Command('kube-eviction-agent')
     .description('Node-local Kubernetes eviction agent: the kubelet eviction manager\'s decisions, reacting to kernel memory notifications')
     .version(packageVersion());
+  registerDemo(program);
   registerRun(program);
   registerCheckConfig(program);
   registerReplay(program);

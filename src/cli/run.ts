@@ -28,17 +28,28 @@ export interface RunOptions {
   readonly oomScoreAdj?: string;
   readonly logLevel?: string;
   readonly port?: string;
+  readonly hostRoot?: string;
 }
 
 /** Reads and validates the configuration file; a ConfigError lists every problem. */
-export function readConfig(path: string): { config: LoadedConfig; text: string } {
+export function readConfig(path: string, hostRoot?: string): { config: LoadedConfig; text: string } {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     throw new ConfigError([{ field: '', value: path, message: `The configuration file cannot be read: ${(err as Error).message}` }], 'EVA_ERR_CONFIG_READ');
   }
-  return { config: parseConfigText(text, path), text };
+  return { config: withHostRoot(parseConfigText(text, path), hostRoot), text };
+}
+
+/**
+ * `--host-root` overrides `observe.hostRoot`: a KubeletConfiguration has no agent fields, so this
+ * is how an agent reading the kubelet's own file finds the host mounted at /host.
+ */
+export function withHostRoot(config: LoadedConfig, hostRoot: string | undefined): LoadedConfig {
+  if (hostRoot === undefined) return config;
+  if (!posix.isAbsolute(hostRoot)) throw new AgentError('EVA_ERR_USAGE', `--host-root must be an absolute path: ${hostRoot}`);
+  return { ...config, agent: { ...config.agent, observe: { ...config.agent.observe, hostRoot } } };
 }
 
 /** The node-side adapters for a configuration: observer, notifier and local terminator. */
@@ -110,7 +121,7 @@ function setOomScoreAdj(value: string, logger: Logger): void {
 
 /** Starts the agent against a cluster; resolves once it is running. */
 export async function runAgent(options: RunOptions, logger: Logger): Promise<RunningAgent> {
-  const { config, text } = readConfig(options.config);
+  const { config, text } = readConfig(options.config, options.hostRoot);
   const nodeName = options.nodeName ?? process.env.NODE_NAME ?? config.agent.nodeName;
   if (nodeName === undefined || nodeName === null || nodeName === '') {
     throw new AgentError('EVA_ERR_USAGE', 'The node name is unknown: pass --node-name, set NODE_NAME, or set nodeName in the configuration');
@@ -124,7 +135,7 @@ export async function runAgent(options: RunOptions, logger: Logger): Promise<Run
     {
       config,
       nodeName,
-      reload: { path: options.config, text, parse: (next) => parseConfigText(next, options.config) },
+      reload: { path: options.config, text, parse: (next) => withHostRoot(parseConfigText(next, options.config), options.hostRoot) },
       ...(options.dryRun === true ? { dryRun: true } : {}),
       ...(options.port === undefined ? {} : { serverPort: Number(options.port) }),
     },
@@ -151,6 +162,7 @@ export function registerRun(program: Command): void {
     .option('--oom-score-adj <n>', 'set the agent\'s own oom_score_adj (e.g. -999) so the kernel OOM killer spares it')
     .option('--log-level <level>', 'debug, info, warn or error (default: the configuration\'s logLevel)')
     .option('--port <port>', 'port for /metrics, /healthz and /readyz (default: the configuration\'s server.port; 0 disables)')
+    .option('--host-root <dir>', 'where the host\'s root is mounted (overrides observe.hostRoot; for a KubeletConfiguration file)')
     .action(async (options: RunOptions) => {
       let logLevel = options.logLevel ?? 'info';
       try {
@@ -183,5 +195,7 @@ export function registerRun(program: Command): void {
         process.on('SIGTERM', onTerm);
         process.on('SIGINT', onInt);
       });
+      // Everything is stopped; idle keep-alive sockets of the HTTP client must not delay the exit.
+      process.exit(process.exitCode ?? 0);
     });
 }

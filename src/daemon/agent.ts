@@ -39,8 +39,8 @@ export interface AgentDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics?: AgentMetrics;
-  /** Called after every synchronize pass (the demo's timeline). */
-  readonly onSync?: (result: SynchronizeResult, trigger: SyncTrigger) => void;
+  /** Called with every pass's decision, before it is acted on (the demo's timeline). */
+  readonly onDecision?: (result: SynchronizeResult, trigger: SyncTrigger) => void;
 }
 
 export interface RunningAgent {
@@ -124,9 +124,9 @@ export async function startAgent(options: AgentOptions, deps: AgentDeps): Promis
     clock: deps.clock,
     logger: deps.logger,
     thresholds: () => manager.thresholds,
-    onSync: async (result, trigger) => {
+    ...(deps.onDecision === undefined ? {} : { onDecision: deps.onDecision }),
+    onSync: async (result) => {
       await nodeStatus.report(result.nodeConditions, result.nowMs);
-      deps.onSync?.(result, trigger);
     },
   });
 

@@ -33,7 +33,9 @@ export interface LoopDeps {
   readonly metrics: AgentMetrics;
   readonly clock: Clock;
   readonly logger: Logger;
-  /** Called after every pass with its result (node conditions, taint, explain, demo timeline). */
+  /** Called with each pass's decision, before it is acted on (the demo's timeline). */
+  readonly onDecision?: (result: SynchronizeResult, trigger: SyncTrigger) => void;
+  /** Called after every pass with its result, once acted on (node conditions, taint). */
   readonly onSync?: (result: SynchronizeResult, trigger: SyncTrigger) => Promise<void> | void;
   /** The thresholds the notifier arms, from the current configuration. */
   readonly thresholds: () => Parameters<MemoryThresholdNotifier['updateThresholds']>[1];
@@ -169,6 +171,7 @@ export class EvictionLoop {
     metrics.syncDuration.observe({ trigger }, (clock.nowMs() - startedMs) / 1000);
     this.record(result);
     for (const note of result.notes) this.log.info(note);
+    this.deps.onDecision?.(result, trigger);
 
     if (result.evictions.length > 0) {
       // While evicted pods are terminating, only a hard (or local-storage) eviction goes ahead:

@@ -1,0 +1,267 @@
+// `kube-eviction-agent demo`: the agent's real run loop, unchanged, on a sandboxed node with a
+// leaking pod, no cluster needed. A sandbox node (a real memory cgroup with a 1 GiB limit when
+// root and cgroup v1 are available, simulated stats otherwise), an in-process stand-in for the
+// Kubernetes API, a handful of pods as real child processes, and a stand-in kubelet that finishes
+// deletions. It prints a live timeline and a summary, and removes everything it created, also
+// on Ctrl-C.
+
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Writable } from 'node:stream';
+import { systemClock } from '../api/clock.js';
+import { silentLogger } from '../api/logger.js';
+import { podKey, type Pod } from '../api/pod.js';
+import { formatQuantity, quantityFromInteger } from '../api/quantity.js';
+import { parseConfigText } from '../config/load.js';
+import { startAgent, type RunningAgent } from '../daemon/agent.js';
+import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver, PodActions } from '../eviction/ports.js';
+import type { SynchronizeResult } from '../eviction/types.js';
+import { connect } from '../kube/index.js';
+import { kubeconfigFor, startApiStandIn, type ApiStandIn } from './api-stand-in.js';
+import { realCgroupsAvailable, SandboxNode, type AllocationPlan } from './sandbox-node.js';
+import { SimulatedNode } from './simulated-node.js';
+
+const Mi = 1024 * 1024;
+const NODE_NAME = 'demo-node';
+const NODE_CAPACITY_BYTES = 1024 * Mi;
+const THRESHOLD = '256Mi';
+
+export interface DemoOptions {
+  /** How fast the leaking pod allocates, in MiB per second. */
+  readonly leakMiBPerSecond: number;
+  /** Stop after this long whatever happened. */
+  readonly timeLimitMs: number;
+  /** Use simulated stats even where real cgroups are available. */
+  readonly simulated: boolean;
+  readonly out: Writable;
+  /** Aborting it (Ctrl-C) stops the demo and cleans up. */
+  readonly signal?: AbortSignal;
+}
+
+export interface DemoSummary {
+  readonly mode: 'cgroup' | 'simulated';
+  readonly evicted: readonly string[];
+  readonly oomKills: number;
+  readonly peakUsageBytes: number;
+  /** From the kernel notification to the first action on the leaking pod. */
+  readonly reactionMs: number | null;
+}
+
+interface DemoPod {
+  readonly pod: Pod;
+  readonly plan: AllocationPlan;
+  readonly role: string;
+}
+
+const DEMO_CONFIG = `
+apiVersion: kube-eviction-agent.io/v1alpha1
+kind: AgentConfiguration
+evictionHard:
+  memory.available: ${THRESHOLD}
+# The sandbox has no separate kubepods limit to guard.
+enforceNodeAllocatable: []
+evictionPressureTransitionPeriod: 5s
+`;
+
+function demoPods(leakBytesPerSecond: number): DemoPod[] {
+  const pod = (name: string, namespace: string, options: { priority?: number; memoryRequest?: string; annotations?: Record<string, string>; qos: string }): Pod => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, ...(options.annotations === undefined ? {} : { annotations: options.annotations }) },
+    spec: {
+      nodeName: NODE_NAME,
+      ...(options.priority === undefined ? {} : { priority: options.priority }),
+      terminationGracePeriodSeconds: 30,
+      containers: [{ name: 'main', ...(options.memoryRequest === undefined ? {} : { resources: { requests: { memory: options.memoryRequest } } }) }],
+    },
+    status: { phase: 'Running', qosClass: options.qos, containerStatuses: [{ name: 'main', containerID: `containerd://${name}0123456789abcdef` }] },
+  });
+  const still = (bytes: number): AllocationPlan => ({ initialBytes: bytes, stepBytes: 0, intervalMs: 0 });
+  return [
+    { role: 'a static (mirror) pod, the biggest user: critical, never evicted', pod: pod('etcd-demo-node', 'kube-system', { annotations: { 'kubernetes.io/config.mirror': 'demo', 'kubernetes.io/config.source': 'file' }, qos: 'BestEffort' }), plan: still(300 * Mi) },
+    { role: 'a web server within its 256Mi request', pod: pod('web', 'shop', { priority: 1000, memoryRequest: '256Mi', qos: 'Burstable' }), plan: still(100 * Mi) },
+    { role: 'a best-effort batch job', pod: pod('batch', 'jobs', { qos: 'BestEffort' }), plan: still(20 * Mi) },
+    { role: `the leak: ${Math.round(leakBytesPerSecond / Mi)} MiB/s over its 64Mi request`, pod: pod('leaky', 'shop', { memoryRequest: '64Mi', qos: 'Burstable' }), plan: { initialBytes: 10 * Mi, stepBytes: Math.round(leakBytesPerSecond / 10), intervalMs: 100 } },
+  ];
+}
+
+const mib = (bytes: number): string => `${Math.round(bytes / Mi)}Mi`;
+
+export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
+  const startedMs = Date.now();
+  const print = (text: string): void => {
+    options.out.write(`${`+${((Date.now() - startedMs) / 1000).toFixed(2)}s`.padStart(8)}  ${text}\n`);
+  };
+  const available = realCgroupsAvailable();
+  const useCgroups = available.ok && !options.simulated;
+  const scratchDir = mkdtempSync(join(tmpdir(), 'kea-demo-'));
+  const node = useCgroups ? new SandboxNode(NODE_CAPACITY_BYTES) : new SimulatedNode(NODE_CAPACITY_BYTES, systemClock);
+  let standIn: ApiStandIn | null = null;
+  let agent: RunningAgent | null = null;
+  let kubelet: NodeJS.Timeout | null = null;
+  let ticker: NodeJS.Timeout | null = null;
+  const evicted: string[] = [];
+  let notifiedAtMs: number | null = null;
+  let reactionMs: number | null = null;
+
+  try {
+    options.out.write(
+      useCgroups
+        ? `Sandbox node: memory cgroup ${(node as SandboxNode).dir}, limit ${mib(NODE_CAPACITY_BYTES)} (the kernel OOM killer fires at the limit)\n`
+        : `Sandbox node: simulated ${mib(NODE_CAPACITY_BYTES)} of memory (${available.ok ? 'as asked' : `real cgroups unavailable: ${available.reason}`}); pods are real processes, usage is their resident memory\n`,
+    );
+    options.out.write(`Eviction threshold: memory.available < ${THRESHOLD} (hard), so the agent acts when the pods use more than ${mib(NODE_CAPACITY_BYTES - 256 * Mi)}\n\n`);
+
+    // The API stand-in and this node.
+    standIn = await startApiStandIn();
+    standIn.setNode({ apiVersion: 'v1', kind: 'Node', metadata: { name: NODE_NAME } });
+    const pods = demoPods(options.leakMiBPerSecond * Mi);
+    const processes = new Map<string, ChildProcess>();
+    for (const { pod, plan, role } of pods) {
+      // The API server assigns the UID; the pod's cgroup is named after it, as the kubelet does.
+      const uid = standIn.createPod(pod).metadata.uid ?? '';
+      processes.set(uid, node.startPod(uid, `${pod.metadata.name ?? ''}0123456789abcdef`, 'main', plan));
+      print(`pod ${podKey(pod).padEnd(24)} started: ${role}`);
+    }
+
+    // The stand-in kubelet: a pod marked for deletion has its processes killed, then goes.
+    const api = standIn;
+    kubelet = setInterval(() => {
+      for (const pod of api.pods()) {
+        if (pod.metadata.deletionTimestamp === undefined || pod.metadata.deletionTimestamp === null) continue;
+        processes.get(pod.metadata.uid ?? '')?.kill('SIGKILL');
+        api.deletePodNow(pod.metadata.namespace ?? '', pod.metadata.name ?? '');
+        print(`kubelet: pod ${podKey(pod)} stopped and removed`);
+      }
+    }, 100);
+
+    // The agent, with its real loop; the adapters are wrapped only to print the timeline.
+    const adapters = useCgroups ? (node as SandboxNode).adapters(systemClock, silentLogger, scratchDir) : (node as SimulatedNode).adapters();
+    const client = await connect({ kubeconfigYaml: kubeconfigFor(standIn), nodeName: NODE_NAME, clock: systemClock, logger: silentLogger });
+    const onNotified = (atMs: number): void => {
+      notifiedAtMs ??= atMs;
+    };
+    const onActed = (): void => {
+      if (notifiedAtMs !== null && reactionMs === null) reactionMs = Date.now() - notifiedAtMs;
+    };
+    agent = await startAgent(
+      { config: parseConfigText(DEMO_CONFIG, 'demo'), nodeName: NODE_NAME, reload: null, serverPort: 0 },
+      {
+        cluster: client.clusterView(),
+        actions: printingActions(client.podActions(), print, onActed),
+        events: client.eventRecorder('kube-eviction-agent'),
+        nodeReporter: client.nodeReporter(),
+        observer: adapters.observer,
+        notifier: printingNotifier(adapters.notifier, print, onNotified),
+        terminator: printingTerminator(adapters.terminator, print, onActed),
+        clock: systemClock,
+        logger: silentLogger,
+        onDecision: (result) => printDecision(result, print, evicted),
+      },
+    );
+    print(`agent running (metrics: http://127.0.0.1:${agent.opsPort ?? 0}/metrics)`);
+
+    ticker = setInterval(() => {
+      const used = node.usageBytes();
+      print(`memory: pods use ${mib(used).padStart(6)}, available ${mib(NODE_CAPACITY_BYTES - used).padStart(6)} (threshold ${THRESHOLD})`);
+    }, 500);
+
+    // Run until the leak is dealt with (and memory is seen falling), the OOM killer fires, or time runs out.
+    const deadlineMs = Date.now() + options.timeLimitMs;
+    let goneAtMs: number | null = null;
+    while (Date.now() < deadlineMs && options.signal?.aborted !== true) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      if (node.oomKills() > 0) {
+        print('kernel: the OOM killer fired');
+        break;
+      }
+      if (goneAtMs === null && evicted.length > 0 && standIn.pod('shop', 'leaky') === null) goneAtMs = Date.now();
+      if (goneAtMs !== null && Date.now() - goneAtMs > 2000) break;
+    }
+    const summary: DemoSummary = { mode: useCgroups ? 'cgroup' : 'simulated', evicted, oomKills: node.oomKills(), peakUsageBytes: node.maxUsageBytes(), reactionMs };
+    options.out.write(formatSummary(summary, options.signal?.aborted === true));
+    return summary;
+  } finally {
+    if (ticker !== null) clearInterval(ticker);
+    if (kubelet !== null) clearInterval(kubelet);
+    await agent?.stop();
+    await standIn?.stop();
+    await node.destroy();
+    rmSync(scratchDir, { recursive: true, force: true });
+  }
+}
+
+function formatSummary(summary: DemoSummary, interrupted: boolean): string {
+  const lines = ['', interrupted ? 'Interrupted.' : 'Summary'];
+  lines.push(`  evicted:              ${summary.evicted.length === 0 ? 'nothing' : summary.evicted.join(', ')}`);
+  lines.push(`  kernel OOM kills:     ${summary.oomKills}${summary.oomKills === 0 ? ' (the agent acted first)' : ''}`);
+  lines.push(`  peak memory use:      ${mib(summary.peakUsageBytes)} of ${mib(NODE_CAPACITY_BYTES)}`);
+  if (summary.reactionMs !== null) lines.push(`  notification to kill: ${summary.reactionMs} ms`);
+  lines.push(`  mode:                 ${summary.mode === 'cgroup' ? 'real cgroup v1 memory cgroup and kernel threshold notification' : 'simulated node memory'}`);
+  lines.push('  Everything the demo created has been removed.', '');
+  return lines.join('\n');
+}
+
+function printDecision(result: SynchronizeResult, print: (text: string) => void, evicted: string[]): void {
+  for (const eviction of result.evictions) {
+    const key = podKey(eviction.pod);
+    print(`decision: evict ${key} (${eviction.reason.kind === 'threshold' ? `${eviction.reason.signal}, ${eviction.reason.hard ? 'hard' : 'soft'}` : eviction.reason.limit}, grace ${eviction.gracePeriodSeconds}s)`);
+    print(`  "${eviction.message.trimEnd()}"`);
+    if (!evicted.includes(key)) evicted.push(key);
+  }
+  for (const note of result.notes) if (note.startsWith('cannot evict')) print(`decision: ${note} (skipped)`);
+  if (result.evictions.length > 0) {
+    const ranking = result.ranking.map((r) => `${podKey(r.pod)}${r.critical ? ' (critical)' : ''} ${r.usage === null ? '' : formatQuantity(quantityFromInteger(r.usage))}`);
+    print(`  ranking: ${ranking.join(' > ')}`);
+  }
+}
+
+function printingNotifier(inner: MemoryThresholdNotifier, print: (text: string) => void, onNotified: (atMs: number) => void): MemoryThresholdNotifier {
+  return {
+    mode: inner.mode,
+    start: (onEvent) =>
+      inner.start((event) => {
+        onNotified(event.atMs);
+        print(`kernel: ${event.description} crossed: synchronizing now`);
+        onEvent(event);
+      }),
+    updateThresholds: (summary, thresholds) => inner.updateThresholds(summary, thresholds),
+    stop: () => inner.stop(),
+  };
+}
+
+function printingTerminator(inner: LocalTerminator, print: (text: string) => void, onActed: () => void): LocalTerminator {
+  return {
+    terminate: async (pod, gracePeriodMs) => {
+      onActed();
+      const result = await inner.terminate(pod, gracePeriodMs);
+      print(`node: SIGTERM to ${result.signalled} process(es) of ${podKey(pod)}, SIGKILL after ${gracePeriodMs} ms`);
+      return result;
+    },
+  };
+}
+
+function printingActions(inner: PodActions, print: (text: string) => void, onActed: () => void): PodActions {
+  return {
+    getPod: (namespace, name) => inner.getPod(namespace, name),
+    evictPod: async (pod, grace) => {
+      onActed();
+      const outcome = await inner.evictPod(pod, grace);
+      print(`API: eviction of ${podKey(pod)}: ${outcome.result}`);
+      return outcome;
+    },
+    deletePod: async (pod, deleteOptions) => {
+      onActed();
+      const outcome = await inner.deletePod(pod, deleteOptions);
+      print(`API: DELETE ${podKey(pod)} (grace ${deleteOptions.gracePeriodSeconds ?? 'default'}s, UID precondition): ${outcome.result}`);
+      return outcome;
+    },
+    addDisruptionTarget: async (pod, condition) => {
+      const outcome = await inner.addDisruptionTarget(pod, condition);
+      print(`API: DisruptionTarget condition on ${podKey(pod)} (${condition.reason}): ${outcome.result}`);
+      return outcome;
+    },
+  };
+}

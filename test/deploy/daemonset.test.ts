@@ -1,0 +1,289 @@
+// deploy/daemonset.yaml, checked without a cluster: every field is one the Kubernetes API defines,
+// the RBAC grants exactly the calls the agent makes, the pod has what the agent needs on a node
+// (privileges, host PIDs, host mounts, the node name, OOM protection, probes on the configured
+// port), and the embedded configuration is valid and reads every host path through a mount.
+
+import { readFileSync } from 'node:fs';
+import { posix } from 'node:path';
+import { isSeq, parseAllDocuments, type Node } from 'yaml';
+import { compareQuantity, parseQuantity } from '../../src/api/quantity.js';
+import { isHardEvictionThreshold, thresholdEquals } from '../../src/api/threshold.js';
+import { parseConfigText } from '../../src/config/load.js';
+import type { LoadedConfig } from '../../src/config/types.js';
+import { objectProblems, schemaProblems } from './kube-schema.js';
+import { agentContainer, embeddedConfig, loadManifest, MANIFEST_PATH, packageVersion, type KubeObject } from './manifest.js';
+
+const NAMESPACE = 'kube-eviction-agent';
+// Maximum RSS measured for the agent's full module set with 110 pods in its view (MiB).
+const MEASURED_MAX_RSS_MIB = 127;
+
+const manifest = loadManifest();
+const daemonSet = manifest.one('DaemonSet');
+const podSpec = daemonSet.spec.template.spec as KubeObject;
+const container = agentContainer(manifest);
+const config = embeddedConfig(manifest);
+const loaded: LoadedConfig = parseConfigText(config.text, `${MANIFEST_PATH} ConfigMap ${config.key}`);
+
+const mib = (n: number): ReturnType<typeof parseQuantity> => parseQuantity(`${n}Mi`);
+
+describe('deploy/daemonset.yaml documents', () => {
+  test('holds the Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding, ConfigMap and DaemonSet, namespace first', () => {
+    expect(manifest.documents.map((d) => d.kind)).toEqual(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'DaemonSet']);
+  });
+
+  // The field check reads the version, not the group: the groups are pinned here.
+  test('each object has its API group and version', () => {
+    expect(manifest.documents.map((d) => `${d.kind} ${d.apiVersion}`)).toEqual([
+      'Namespace v1',
+      'ServiceAccount v1',
+      'ClusterRole rbac.authorization.k8s.io/v1',
+      'ClusterRoleBinding rbac.authorization.k8s.io/v1',
+      'ConfigMap v1',
+      'DaemonSet apps/v1',
+    ]);
+  });
+
+  test('every namespaced object is in the agent namespace, which Pod Security Admission lets run privileged pods', () => {
+    expect(manifest.one('Namespace').metadata.name).toBe(NAMESPACE);
+    for (const kind of ['ServiceAccount', 'ConfigMap', 'DaemonSet']) expect(manifest.one(kind).metadata.namespace).toBe(NAMESPACE);
+    expect(manifest.one('Namespace').metadata.labels['pod-security.kubernetes.io/enforce']).toBe('privileged');
+  });
+
+  for (const document of manifest.documents) {
+    test(`${document.kind} ${document.metadata?.name} uses only fields the Kubernetes API defines, with their types`, () => {
+      expect(objectProblems(document)).toEqual([]);
+    });
+  }
+});
+
+describe('the field check itself', () => {
+  // Each mistake must be caught, or the check above proves nothing.
+  const pod = (spec: KubeObject): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'i' }], ...spec } });
+  const cases: { name: string; object: KubeObject; problem: string }[] = [
+    { name: 'misspelt pod field', object: pod({ hostPid: true }), problem: 'spec.hostPid: unknown field' },
+    { name: 'misspelt volumeMount field', object: pod({ containers: [{ name: 'c', volumeMounts: [{ name: 'v', mountPath: '/v', mountpropagation: 'HostToContainer' }] }] }), problem: 'spec.containers[0].volumeMounts[0].mountpropagation: unknown field' },
+    { name: 'string for an integer', object: pod({ terminationGracePeriodSeconds: '5' }), problem: 'spec.terminationGracePeriodSeconds: expected an integer' },
+    { name: 'unquoted boolean label value', object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n', labels: { a: true } } }, problem: 'metadata.labels["a"]: expected a string' },
+    { name: 'field of the wrong object', object: { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'd' }, spec: { replicas: 1 } }, problem: 'spec.replicas: unknown field' },
+    { name: 'misspelt kind', object: { apiVersion: 'apps/v1', kind: 'DeamonSet' }, problem: 'no Kubernetes type' },
+  ];
+  for (const tc of cases) {
+    test(tc.name, () => {
+      expect(objectProblems(tc.object).join('\n')).toContain(tc.problem);
+    });
+  }
+
+  test('a list where a map belongs', () => {
+    expect(schemaProblems({ spec: [] }, 'V1Pod')).toEqual([expect.stringContaining('spec: expected a map')]);
+  });
+});
+
+describe('RBAC', () => {
+  const role = manifest.one('ClusterRole');
+  const rules = role.rules as KubeObject[];
+  const grants = rules.flatMap((rule) =>
+    (rule.apiGroups as string[]).flatMap((group) => (rule.resources as string[]).flatMap((resource) => (rule.verbs as string[]).map((verb) => `${group === '' ? 'core' : group}/${resource}:${verb}`))),
+  );
+
+  test('grants exactly the calls the agent makes', () => {
+    expect([...grants].sort()).toEqual(
+      [
+        // the pod view of this node, and re-reading a pod before acting
+        'core/pods:get',
+        'core/pods:list',
+        'core/pods:watch',
+        // hard evictions, taint evictions
+        'core/pods:delete',
+        // soft evictions through the Eviction API
+        'core/pods/eviction:create',
+        // the DisruptionTarget condition
+        'core/pods/status:patch',
+        // the agent's own Node
+        'core/nodes:get',
+        'core/nodes:list',
+        'core/nodes:watch',
+        // pressure conditions
+        'core/nodes/status:patch',
+        // the NoSchedule pressure taint
+        'core/nodes:patch',
+        // Events
+        'core/events:create',
+        'core/events:patch',
+        // the kubelet's /stats/summary, for observe.source: kubelet
+        'core/nodes/stats:get',
+      ].sort(),
+    );
+  });
+
+  test('grants each call once, by name: no wildcards, no resourceNames, no non-resource URLs', () => {
+    expect(new Set(grants).size).toBe(grants.length);
+    for (const rule of rules) {
+      expect([...rule.apiGroups, ...rule.resources, ...rule.verbs]).not.toContain('*');
+      expect(rule.resourceNames).toBeUndefined();
+      expect(rule.nonResourceURLs).toBeUndefined();
+    }
+  });
+
+  test('grants nothing on secrets or configmaps', () => {
+    expect(grants.filter((g) => /secrets|configmaps/.test(g))).toEqual([]);
+  });
+
+  test('every rule says which feature needs it', () => {
+    const doc = parseAllDocuments(readFileSync(MANIFEST_PATH, 'utf8')).find((d) => d.get('kind') === 'ClusterRole');
+    const seq = doc?.get('rules', true) as Node | undefined;
+    if (!isSeq(seq)) throw new Error('ClusterRole rules is not a list');
+    // The comment above the first item belongs to the list in the YAML model.
+    const comments = seq.items.map((item, i) => (item as Node).commentBefore ?? (i === 0 ? seq.commentBefore : undefined));
+    expect(comments.every((c) => typeof c === 'string' && c.trim().length > 10)).toBe(true);
+    expect(comments).toHaveLength(rules.length);
+  });
+
+  test('is bound to the service account the DaemonSet runs as', () => {
+    const binding = manifest.one('ClusterRoleBinding');
+    const account = manifest.one('ServiceAccount');
+    expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role.metadata.name });
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: account.metadata.name, namespace: account.metadata.namespace }]);
+    expect(podSpec.serviceAccountName).toBe(account.metadata.name);
+    expect(podSpec.automountServiceAccountToken).not.toBe(false);
+  });
+});
+
+describe('the DaemonSet', () => {
+  const env = (name: string): KubeObject | undefined => (container.env as KubeObject[]).find((e) => e.name === name);
+  const namedPort = (port: string | number): number => (typeof port === 'number' ? port : (container.ports as KubeObject[]).find((p) => p.name === port)?.containerPort);
+
+  const cases: { name: string; check: () => void }[] = [
+    { name: 'selects the pods of its own template', check: () => expect(daemonSet.spec.template.metadata.labels).toMatchObject(daemonSet.spec.selector.matchLabels) },
+    { name: 'runs privileged, as root', check: () => expect(container.securityContext).toMatchObject({ privileged: true, runAsUser: 0 }) },
+    { name: 'keeps its own filesystem read-only', check: () => expect(container.securityContext.readOnlyRootFilesystem).toBe(true) },
+    { name: 'shares the host PID namespace (local termination)', check: () => expect(podSpec.hostPID).toBe(true) },
+    { name: 'is system-node-critical', check: () => expect(podSpec.priorityClassName).toBe('system-node-critical') },
+    { name: 'tolerates every taint', check: () => expect(podSpec.tolerations).toEqual([{ operator: 'Exists' }]) },
+    { name: 'gets its node name from the downward API', check: () => expect(env('NODE_NAME')).toEqual({ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }) },
+    { name: 'runs the run command with its OOM score adjusted below every pod', check: () => expect(container.args.slice(0, 1).concat(container.args.filter((a: string) => a.startsWith('--oom-score-adj')))).toEqual(['run', '--oom-score-adj=-999']) },
+    { name: 'runs the image of this version', check: () => expect(container.image).toMatch(new RegExp(`:${packageVersion().replaceAll('.', '\\.')}$`)) },
+    { name: 'stops promptly', check: () => expect(podSpec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(1) },
+    { name: 'gives up waiting within ten seconds', check: () => expect(podSpec.terminationGracePeriodSeconds).toBeLessThanOrEqual(10) },
+    { name: 'rolls out node by node, never two agents on a node', check: () => expect(daemonSet.spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: expect.anything(), maxSurge: 0 } }) },
+    {
+      name: 'probes liveness on /healthz and readiness on /readyz, on the configured server port',
+      check: () => {
+        expect(container.livenessProbe.httpGet.path).toBe('/healthz');
+        expect(container.readinessProbe.httpGet.path).toBe('/readyz');
+        expect(container.startupProbe.httpGet.path).toBe('/healthz');
+        for (const probe of [container.livenessProbe, container.readinessProbe, container.startupProbe]) expect(namedPort(probe.httpGet.port)).toBe(loaded.agent.server.port);
+      },
+    },
+    {
+      name: 'requests the measured steady state and limits memory with headroom',
+      check: () => {
+        const { requests, limits } = container.resources as { requests: Record<string, string>; limits: Record<string, string> };
+        expect(requests.cpu).toBe('20m');
+        expect(compareQuantity(parseQuantity(requests.memory as string), mib(MEASURED_MAX_RSS_MIB))).toBe(1);
+        expect(compareQuantity(parseQuantity(limits.memory as string), mib(Math.ceil(MEASURED_MAX_RSS_MIB * 1.5)))).toBe(1);
+      },
+    },
+    { name: 'sets no CPU limit (throttling would delay reactions)', check: () => expect(container.resources.limits.cpu).toBeUndefined() },
+    {
+      name: 'caps the V8 heap below the memory limit',
+      check: () => {
+        const match = /--max-old-space-size=(\d+)/.exec(env('NODE_OPTIONS')?.value ?? '');
+        expect(match).not.toBeNull();
+        expect(compareQuantity(mib(Number(match?.[1])), parseQuantity(container.resources.limits.memory))).toBe(-1);
+      },
+    },
+  ];
+  for (const tc of cases) test(tc.name, tc.check);
+});
+
+describe('the embedded configuration', () => {
+  test('is a valid AgentConfiguration with nothing to warn about', () => {
+    expect(loaded.kind).toBe('AgentConfiguration');
+    expect(loaded.warnings).toEqual([]);
+  });
+
+  test('has exactly the kubelet default hard thresholds', () => {
+    const defaults = parseConfigText('apiVersion: kube-eviction-agent.io/v1alpha1\nkind: AgentConfiguration\n', 'defaults');
+    const hard = loaded.eviction.thresholds.filter(isHardEvictionThreshold);
+    const defaultHard = defaults.eviction.thresholds.filter(isHardEvictionThreshold);
+    expect(hard).toHaveLength(defaultHard.length);
+    for (const threshold of defaultHard) expect(hard.some((t) => thresholdEquals(t, threshold))).toBe(true);
+    expect(loaded.eviction.pressureTransitionPeriodMs).toBe(defaults.eviction.pressureTransitionPeriodMs);
+  });
+
+  test('has a soft memory threshold a little above the hard one, with a grace period', () => {
+    const memory = loaded.eviction.thresholds.filter((t) => t.signal === 'memory.available');
+    const hard = memory.find(isHardEvictionThreshold);
+    const soft = memory.find((t) => !isHardEvictionThreshold(t));
+    if (hard?.value.kind !== 'quantity' || soft?.value.kind !== 'quantity') throw new Error('expected hard and soft memory.available quantities');
+    expect(compareQuantity(soft.value.quantity, hard.value.quantity)).toBe(1);
+    expect(compareQuantity(soft.value.quantity, parseQuantity('1Gi'))).toBe(-1);
+    expect(soft.gracePeriodMs).toBeGreaterThan(0);
+    expect(loaded.eviction.maxPodGracePeriodSeconds).toBeGreaterThan(0);
+  });
+
+  const settings: { name: string; actual: () => unknown; expected: unknown }[] = [
+    { name: 'reads the host through /host', actual: () => loaded.agent.observe.hostRoot, expected: '/host' },
+    { name: 'observes cgroupfs directly', actual: () => loaded.agent.observe.source, expected: 'cgroupfs' },
+    { name: 'picks its notifier from the kernel', actual: () => loaded.agent.notifier.mode, expected: 'auto' },
+    { name: 'acts (no dry run)', actual: () => loaded.agent.actions.dryRun, expected: false },
+    { name: 'kills locally on hard memory pressure', actual: () => loaded.agent.actions.localTermination, expected: true },
+    { name: 'soft-evicts through the Eviction API', actual: () => loaded.agent.actions.softEviction, expected: 'eviction-api' },
+    { name: 'reports node conditions', actual: () => loaded.agent.reporting.nodeConditions, expected: true },
+    { name: 'records events', actual: () => loaded.agent.reporting.events, expected: true },
+    { name: 'does not taint', actual: () => loaded.agent.reporting.taint.enabled, expected: false },
+    { name: 'leaves NoExecute taints to the cluster', actual: () => loaded.agent.taintEviction.enabled, expected: false },
+    { name: 'leaves the node name to NODE_NAME', actual: () => loaded.agent.nodeName, expected: null },
+    { name: 'serves on every address', actual: () => loaded.agent.server.address, expected: '0.0.0.0' },
+  ];
+  for (const tc of settings) test(tc.name, () => expect(tc.actual()).toEqual(tc.expected));
+});
+
+describe('mounts', () => {
+  const mounts = container.volumeMounts as KubeObject[];
+  const volumes = new Map((podSpec.volumes as KubeObject[]).map((v) => [v.name as string, v]));
+  const hostRoot = loaded.agent.observe.hostRoot;
+  const observed = loaded.agent.observe;
+  // The settings hold host paths; the agent reads each one at hostRoot + path.
+  const inContainer = (hostPath: string): string => posix.join(hostRoot, hostPath);
+  const hostPaths: { name: string; path: string; writable: boolean }[] = [
+    { name: 'cgroupRoot', path: inContainer(observed.cgroupRoot), writable: true },
+    { name: 'procRoot', path: inContainer(observed.procRoot), writable: false },
+    { name: 'kubeletRootDir', path: inContainer(observed.kubeletRootDir), writable: false },
+    { name: 'imageFsPath', path: inContainer(observed.imageFsPath), writable: false },
+    { name: 'containerFsPath', path: inContainer(observed.containerFsPath), writable: false },
+    { name: 'podLogsDir', path: inContainer(observed.podLogsDir), writable: false },
+  ];
+  const mountFor = (path: string): KubeObject | undefined =>
+    mounts.filter((m) => path === m.mountPath || path.startsWith(`${m.mountPath}/`)).sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+
+  for (const tc of hostPaths) {
+    test(`observe.${tc.name}, read at ${tc.path}, is the host's own directory mounted there${tc.writable ? ', writable' : ', read-only'}`, () => {
+      const mount = mountFor(tc.path);
+      if (mount === undefined) throw new Error(`nothing is mounted at ${tc.path}`);
+      const volume = volumes.get(mount.name);
+      expect(volume?.hostPath).toBeDefined();
+      // The mount shows the host's directory at the place hostRoot says it is.
+      expect(posix.join(hostRoot, volume?.hostPath.path)).toBe(mount.mountPath);
+      expect(mount.readOnly === true).toBe(!tc.writable);
+    });
+  }
+
+  test('the kubelet and runtime directories follow mounts made after the agent started', () => {
+    for (const path of [observed.kubeletRootDir, observed.imageFsPath]) expect(mountFor(inContainer(path))?.mountPropagation).toBe('HostToContainer');
+  });
+
+  test('every host directory mounted is one the configuration reads', () => {
+    const used = new Set(hostPaths.map((p) => mountFor(p.path)?.name));
+    const hostVolumes = [...volumes.values()].filter((v) => v.hostPath !== undefined).map((v) => v.name);
+    expect(hostVolumes.filter((name) => !used.has(name))).toEqual([]);
+  });
+
+  test('the configuration is the ConfigMap mounted as a directory, so updates reach the pod', () => {
+    const mount = mounts.find((m) => m.mountPath === posix.dirname(config.path));
+    expect(mount).toBeDefined();
+    expect(mount?.subPath).toBeUndefined();
+    expect(mount?.readOnly).toBe(true);
+    expect(volumes.get(mount?.name)?.configMap?.name).toBe(manifest.one('ConfigMap').metadata.name);
+  });
+});
