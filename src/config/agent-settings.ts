@@ -8,7 +8,7 @@ import { posix } from 'node:path';
 import type { Node } from 'yaml';
 import type { ConfigReader, EntryHandler, MapEntry } from './config-reader.js';
 import { defaultAgentSettings, podCgroupRootForDriver } from './defaults.js';
-import type { AgentSettings, CgroupDriver, LogLevel, NotifierMode, NotifierSettings, ObserveSettings, ObserveSource, PodRemovalMethod, ServerSettings } from './types.js';
+import type { AgentSettings, CgroupDriver, LogLevel, NotifierMode, NotifierSettings, ObserveSource, PodRemovalMethod, ServerSettings } from './types.js';
 
 /** The top-level keys of an AgentConfiguration that are the agent's (the rest are the kubelet's). */
 export const AGENT_FIELDS = ['nodeName', 'housekeepingInterval', 'observe', 'notifier', 'actions', 'reporting', 'taintEviction', 'server', 'logLevel'] as const;

@@ -11,6 +11,7 @@ import type { TaintEvictionSettings } from '../config/types.js';
 import type { ClusterView, EventRecorder, EvictionOutcome, PodActions } from '../eviction/ports.js';
 import { TaintHandler } from '../taint/taint-handler.js';
 import type { TaintEvent } from '../taint/taint-event.js';
+import { KubeApiError } from '../errors.js';
 import type { AgentMetrics } from './metrics.js';
 
 export interface TaintControllerDeps {
@@ -148,7 +149,12 @@ export class TaintController {
   // is done (upstream burns its attempts on it and logs an error).
   private async deleteOnce(namespace: string, name: string, cached: Pod | null): Promise<EvictionOutcome> {
     const { actions } = this.deps;
-    const pod = await actions.getPod(namespace, name);
+    let pod: Pod | null;
+    try {
+      pod = await actions.getPod(namespace, name);
+    } catch (err) {
+      return { result: 'failed', status: err instanceof KubeApiError ? err.status : 0, message: err instanceof Error ? err.message : String(err) };
+    }
     if (pod === null) return { result: 'gone', message: 'the pod no longer exists' };
     if (cached !== null && this.settings.uidPrecondition && pod.metadata.uid !== cached.metadata.uid) return { result: 'gone', message: 'the pod was replaced' };
     if (this.settings.skipTerminatingPods && pod.metadata.deletionTimestamp) return { result: 'gone', message: 'the pod is already terminating' };
@@ -161,9 +167,10 @@ export class TaintController {
   private async evictUntilDeadline(namespace: string, name: string, fireAtMs: number): Promise<boolean> {
     const deadlineMs = fireAtMs + this.settings.evictionApiDeadlineMs;
     while (!this.stopController.signal.aborted && this.deps.clock.nowMs() < deadlineMs) {
-      const pod = await this.deps.actions.getPod(namespace, name);
+      const pod = await this.deps.actions.getPod(namespace, name).catch(() => undefined);
       if (pod === null) return true;
-      const outcome = await this.deps.actions.evictPod(pod, null);
+      // Unreachable: `evictPod` itself reports the failure, and the loop retries.
+      const outcome = pod === undefined ? ({ result: 'failed', status: 0, message: 'the API server could not be reached' } as const) : await this.deps.actions.evictPod(pod, null);
       if (outcome.result === 'accepted' || outcome.result === 'gone') {
         this.deps.metrics.taintEvictions.inc({ action: 'eviction-api', result: outcome.result });
         return true;

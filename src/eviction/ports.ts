@@ -79,11 +79,14 @@ export interface DisruptionTargetCondition {
   readonly message: string;
 }
 
-/** Acts on pods through the API server. Every call is bounded in time and never throws. */
+/** Acts on pods through the API server. Every call is bounded in time. */
 export interface PodActions {
-  /** Re-reads a pod from the API server (not a cache): null when it does not exist. */
+  /**
+   * Re-reads a pod from the API server (not a cache): null when it does not exist (404). Any
+   * other failure rejects with a KubeApiError: "unreachable" must never read as "gone".
+   */
   getPod(namespace: string, name: string): Promise<Pod | null>;
-  /** policy/v1 Eviction subresource: honours PodDisruptionBudgets. */
+  /** policy/v1 Eviction subresource: honours PodDisruptionBudgets. Never rejects: failures are outcomes. */
   evictPod(pod: Pod, gracePeriodSeconds: number | null): Promise<EvictionOutcome>;
   /** DELETE with an optional grace period, and a UID precondition when `uid` is set. */
   deletePod(pod: Pod, options: { gracePeriodSeconds: number | null; uidPrecondition: boolean }): Promise<EvictionOutcome>;

@@ -1,0 +1,17 @@
+// Loads @kubernetes/client-node on first use. Importing it costs about half a second and 75 MB,
+// so commands that never talk to a cluster (replay, check-config) must not pay for it: every
+// runtime use in src/kube goes through this one dynamic import; other files import types only.
+
+import type * as ClientNode from '@kubernetes/client-node';
+
+export type ClientLibrary = typeof ClientNode;
+export type KubeConfig = ClientNode.KubeConfig;
+export type CoreV1Api = ClientNode.CoreV1Api;
+
+let loading: Promise<ClientLibrary> | null = null;
+
+/** The client library, imported once per process. */
+export function loadClientLibrary(): Promise<ClientLibrary> {
+  loading ??= import('@kubernetes/client-node');
+  return loading;
+}

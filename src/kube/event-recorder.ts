@@ -1,0 +1,86 @@
+// The EventRecorder port over the API server: core/v1 Events in the legacy form client-go's record
+// package writes (and the kubelet's eviction manager therefore produces): no eventTime, so the API
+// server applies the legacy validation; firstTimestamp = lastTimestamp, count 1, source.component
+// and source.host, annotations on the Event itself (the kubelet's AnnotatedEventf). Best effort:
+// a failure is logged, never thrown, and never delays an eviction beyond the request timeout.
+
+import type { CoreV1Event, V1ObjectReference as ObjectReference } from '@kubernetes/client-node';
+import type { Clock } from '../api/clock.js';
+import type { Logger } from '../api/logger.js';
+import type { Pod } from '../api/pod.js';
+import { podKey } from '../api/pod.js';
+import type { AgentEvent, EventRecorder } from '../eviction/ports.js';
+import type { ApiCaller } from './api-call.js';
+import type { CoreV1Api } from './client-library.js';
+
+export interface KubeEventRecorderDeps {
+  readonly core: CoreV1Api;
+  readonly caller: ApiCaller;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** `source.component`: who reports. */
+  readonly component: string;
+  /** `source.host`, and the Node the node events are about. */
+  readonly nodeName: string;
+}
+
+export class KubeEventRecorder implements EventRecorder {
+  private sequence = 0;
+
+  constructor(private readonly deps: KubeEventRecorderDeps) {}
+
+  async podEvent(pod: Pod, event: AgentEvent): Promise<void> {
+    const namespace = pod.metadata.namespace ?? 'default';
+    const ref: ObjectReference = {
+      apiVersion: pod.apiVersion ?? 'v1',
+      kind: 'Pod',
+      namespace,
+      name: pod.metadata.name ?? '',
+      ...(pod.metadata.uid === undefined ? {} : { uid: pod.metadata.uid }),
+    };
+    await this.record(namespace, ref, event, podKey(pod));
+  }
+
+  /**
+   * Node events go to the `default` namespace (a Node has none, and legacy validation accepts
+   * only "" or "default" then). The reference uses the node name as its UID, as the kubelet does;
+   * `kubectl describe node` looks events up by both.
+   */
+  async nodeEvent(event: AgentEvent): Promise<void> {
+    const { nodeName } = this.deps;
+    await this.record('default', { apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeName }, event, nodeName);
+  }
+
+  private async record(namespace: string, involvedObject: ObjectReference, event: AgentEvent, subject: string): Promise<void> {
+    const { core, caller, clock, logger, component, nodeName } = this.deps;
+    const now = new Date(clock.nowMs());
+    const body: CoreV1Event = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: {
+        name: `${involvedObject.name ?? 'unknown'}.${this.uniqueSuffix(now.getTime())}`,
+        namespace,
+        ...(event.annotations === undefined || Object.keys(event.annotations).length === 0 ? {} : { annotations: { ...event.annotations } }),
+      },
+      involvedObject,
+      reason: event.reason,
+      message: event.message,
+      type: event.type,
+      count: 1,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      source: { component, host: nodeName },
+    };
+    const result = await caller.call((options) => core.createNamespacedEvent({ namespace, body }, options));
+    if (!result.ok) {
+      logger.warn('recording an event failed', { object: subject, reason: event.reason, status: result.failure.status, error: result.failure.message });
+    }
+  }
+
+  // client-go names events `<object>.<UnixNano in hex>`; a sequence number in the low digits keeps
+  // two events of the same millisecond apart.
+  private uniqueSuffix(nowMs: number): string {
+    this.sequence = (this.sequence + 1) % 1_000_000;
+    return (BigInt(nowMs) * 1_000_000n + BigInt(this.sequence)).toString(16);
+  }
+}

@@ -1,0 +1,162 @@
+// NodeReporter over the stand-in: the agent's own conditions (the kubelet's are never touched) and
+// its taint (everyone else's are never lost, even when they change in between).
+
+import type { Node } from '../../../src/api/pod.js';
+import type { NodeReporter } from '../../../src/eviction/ports.js';
+import { FakeClock } from '../../fakes/fake-clock.js';
+import { NODE_NAME, node, startHarness, waitFor, type Harness } from './harness.js';
+
+const TYPE = 'kube-eviction-agent.io/MemoryPressure';
+const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);
+const iso = (ms: number): string => `${new Date(ms).toISOString().slice(0, 19)}Z`;
+const TAINT = { key: 'kube-eviction-agent.io/memory-pressure', value: 'true', effect: 'NoSchedule' as const };
+const OTHER_TAINT = { key: 'dedicated', value: 'gpu', effect: 'NoSchedule' };
+
+type Condition = { type: string; status: string; reason?: string; message?: string; lastHeartbeatTime?: string; lastTransitionTime?: string };
+
+let h: Harness;
+let clock: FakeClock;
+let reporter: NodeReporter;
+
+function conditions(): Condition[] {
+  return (h.standIn.node(NODE_NAME)?.status?.conditions ?? []) as Condition[];
+}
+
+function agentCondition(): Condition | undefined {
+  return conditions().find((c) => c.type === TYPE);
+}
+
+afterEach(async () => {
+  await h.close();
+});
+
+describe('setConditions', () => {
+  // Time is the point here: the client runs on a fake clock.
+  beforeEach(async () => {
+    clock = new FakeClock(T0);
+    h = await startHarness({ clock });
+    h.standIn.setNode(node());
+    reporter = h.client.nodeReporter();
+  });
+
+  test('adds the agent\'s condition through the status subresource and leaves the kubelet\'s as they were', async () => {
+    const kubeletBefore = conditions();
+    await expect(reporter.setConditions([{ type: TYPE, status: 'True', reason: 'MemoryPressure', message: 'memory.available < 500Mi' }])).resolves.toBe(true);
+    expect(agentCondition()).toEqual({ type: TYPE, status: 'True', reason: 'MemoryPressure', message: 'memory.available < 500Mi', lastHeartbeatTime: iso(T0), lastTransitionTime: iso(T0) });
+    expect(conditions().filter((c) => c.type !== TYPE)).toEqual(kubeletBefore);
+    const patch = h.standIn.requests().find((r) => r.method === 'PATCH');
+    expect(patch).toMatchObject({ path: `/api/v1/nodes/${NODE_NAME}/status`, contentType: 'application/strategic-merge-patch+json', status: 200 });
+    expect(((patch?.body as { status: { conditions: Condition[] } }).status.conditions).map((c) => c.type)).toEqual([TYPE]);
+  });
+
+  test('the heartbeat moves on every report, the transition time only when the status flips', async () => {
+    const set = (status: 'True' | 'False') => reporter.setConditions([{ type: TYPE, status, reason: 'R', message: 'm' }]);
+    await set('True');
+    clock.step(10_000);
+    await set('True');
+    expect(agentCondition()).toMatchObject({ lastHeartbeatTime: iso(T0 + 10_000), lastTransitionTime: iso(T0) });
+    clock.step(10_000);
+    await set('False');
+    expect(agentCondition()).toMatchObject({ status: 'False', lastHeartbeatTime: iso(T0 + 20_000), lastTransitionTime: iso(T0 + 20_000) });
+    clock.step(10_000);
+    await set('False');
+    expect(agentCondition()).toMatchObject({ lastHeartbeatTime: iso(T0 + 30_000), lastTransitionTime: iso(T0 + 20_000) });
+  });
+
+  test('a kubelet condition type is refused: nothing is written, and the answer is false', async () => {
+    const before = h.standIn.node(NODE_NAME);
+    await expect(reporter.setConditions([{ type: 'MemoryPressure', status: 'True', reason: 'R', message: 'm' }])).resolves.toBe(false);
+    expect(h.standIn.node(NODE_NAME)).toEqual(before);
+    expect(h.standIn.requests().filter((r) => r.method === 'PATCH')).toEqual([]);
+    expect(h.logger.entries.some((e) => e.level === 'error' && e.msg === 'refusing to write a condition the kubelet owns')).toBe(true);
+  });
+
+  test('mixed with a kubelet type, the agent\'s own condition is still written, and the answer is false', async () => {
+    await expect(reporter.setConditions([{ type: 'Ready', status: 'False', reason: 'R', message: 'm' }, { type: TYPE, status: 'True', reason: 'R', message: 'm' }])).resolves.toBe(false);
+    expect(agentCondition()?.status).toBe('True');
+    expect(conditions().find((c) => c.type === 'Ready')?.status).toBe('True');
+  });
+
+  const failures: { name: string; fault: { method: string; pathPattern: string; status: 500 | 503 } }[] = [
+    { name: 'the-read-fails', fault: { method: 'GET', pathPattern: `/nodes/${NODE_NAME}`, status: 503 } },
+    { name: 'the-patch-fails', fault: { method: 'PATCH', pathPattern: '/status', status: 500 } },
+  ];
+  for (const tc of failures) {
+    test(`false, never thrown, when ${tc.name}`, async () => {
+      h.standIn.injectFault(tc.fault);
+      await expect(reporter.setConditions([{ type: TYPE, status: 'True', reason: 'R', message: 'm' }])).resolves.toBe(false);
+      expect(agentCondition()).toBeUndefined();
+    });
+  }
+
+  test('false when the node does not exist', async () => {
+    h.standIn.deleteNode(NODE_NAME);
+    await expect(reporter.setConditions([{ type: TYPE, status: 'True', reason: 'R', message: 'm' }])).resolves.toBe(false);
+  });
+});
+
+describe('setTaint', () => {
+  function taints(): unknown[] {
+    return h.standIn.node(NODE_NAME)?.spec?.taints ?? [];
+  }
+  function patches(): number {
+    return h.standIn.requests().filter((r) => r.method === 'PATCH').length;
+  }
+
+  // Real time: the conflict retries sleep for a few tens of milliseconds.
+  beforeEach(async () => {
+    h = await startHarness({ random: () => 1 });
+    h.standIn.setNode({ ...node(), spec: { taints: [OTHER_TAINT] } });
+    reporter = h.client.nodeReporter();
+  });
+
+  test('adds the taint after the others with a resourceVersion-guarded merge patch; adding again sends nothing', async () => {
+    await expect(reporter.setTaint(TAINT, true)).resolves.toBe(true);
+    expect(taints()).toEqual([OTHER_TAINT, TAINT]);
+    const patch = h.standIn.requests().find((r) => r.method === 'PATCH');
+    expect(patch).toMatchObject({ path: `/api/v1/nodes/${NODE_NAME}`, contentType: 'application/merge-patch+json' });
+    expect((patch?.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion).toMatch(/^\d+$/);
+    await expect(reporter.setTaint(TAINT, true)).resolves.toBe(true);
+    expect(patches()).toBe(1);
+  });
+
+  test('removes only its own taint; removing again sends nothing', async () => {
+    await reporter.setTaint(TAINT, true);
+    await expect(reporter.setTaint(TAINT, false)).resolves.toBe(true);
+    expect(taints()).toEqual([OTHER_TAINT]);
+    await expect(reporter.setTaint(TAINT, false)).resolves.toBe(true);
+    expect(patches()).toBe(2);
+  });
+
+  test('removing the last taint leaves none', async () => {
+    h.standIn.setNode(node());
+    await reporter.setTaint(TAINT, true);
+    await reporter.setTaint(TAINT, false);
+    expect(h.standIn.node(NODE_NAME)?.spec?.taints).toBeUndefined();
+  });
+
+  test('a taint another controller adds between the read and the write is kept: the write conflicts and is redone', async () => {
+    const racer: Node = { ...node(), spec: { taints: [OTHER_TAINT, { key: 'racer', value: 'x', effect: 'NoExecute' }] } };
+    // The PATCH waits; meanwhile the node changes, so its resourceVersion no longer matches.
+    h.standIn.injectFault({ method: 'PATCH', pathPattern: `/nodes/${NODE_NAME}`, delayMs: 200 });
+    const done = reporter.setTaint(TAINT, true);
+    await waitFor('the delayed patch', () => h.standIn.requests().some((r) => r.method === 'PATCH'));
+    h.standIn.setNode(racer);
+    await expect(done).resolves.toBe(true);
+    expect(h.standIn.requests().filter((r) => r.method === 'PATCH').map((r) => r.status)).toEqual([409, 200]);
+    expect(taints()).toEqual([OTHER_TAINT, { key: 'racer', value: 'x', effect: 'NoExecute' }, TAINT]);
+  });
+
+  test('conflicts that never end give up after the attempts, answering false', async () => {
+    h.standIn.injectFault({ method: 'PATCH', status: 409, count: 50 });
+    await expect(reporter.setTaint(TAINT, true)).resolves.toBe(false);
+    expect(h.standIn.requests().filter((r) => r.method === 'PATCH')).toHaveLength(5);
+    expect(taints()).toEqual([OTHER_TAINT]);
+  });
+
+  test('another failure is not retried', async () => {
+    h.standIn.injectFault({ method: 'PATCH', status: 500 });
+    await expect(reporter.setTaint(TAINT, true)).resolves.toBe(false);
+    expect(patches()).toBe(1);
+  });
+});
