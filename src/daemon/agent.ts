@@ -204,6 +204,7 @@ export async function startAgent(options: AgentOptions, deps: AgentDeps): Promis
         await watcher?.stop();
         await taints.stop();
         await loop.stop();
+        deps.observer.close?.();
         await deps.cluster.stop();
         await ops?.stop();
         log.info('stopped');

@@ -21,6 +21,8 @@ export interface Observation {
 export interface NodeObserver {
   /** Observes the node now; `pods` are the node's pods, used to find their cgroups and container names. */
   observe(pods: readonly Pod[]): Promise<Observation>;
+  /** Releases what it holds open (cgroup files), at shutdown. */
+  close?(): void;
 }
 
 /** What a notifier reports when the kernel says memory crossed an armed threshold. */

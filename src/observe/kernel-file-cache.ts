@@ -1,0 +1,150 @@
+// Keeps cgroup memory files open between syncs. Opening and closing a cgroupfs file costs
+// several times what reading it does (about 11 µs against 2 µs for memory.usage_in_bytes), and a
+// sync reads four of them per pod, so reading an open descriptor again at offset 0, which makes
+// the kernel generate the file afresh, is what keeps a 110-pod sync at a few milliseconds.
+//
+// Only single-record files are kept open (memory.stat, memory.usage_in_bytes, memory.current,
+// memory.limit_in_bytes, memory.max): cgroup v1 serves cgroup.procs from a per-cgroup PID list
+// that an open descriptor keeps reusing, so a kept-open cgroup.procs goes stale; it is opened
+// afresh every time. A file whose cgroup is removed fails with ENODEV; its descriptor is closed
+// and the read retried by path, which then fails with ENOENT like any vanished cgroup.
+//
+// Directories are kept open too, for their link count (2 + subdirectories on cgroupfs), which
+// tells without a path lookup whether a cgroup has children to walk.
+//
+// Each open descriptor holds a little kernel memory (a seq_file and its page buffer, charged to
+// the agent's cgroup), so the number kept is capped; past the cap, files are read the ordinary
+// way. Descriptors of pods that left are released by the caller.
+
+import type { HostDirEntry, HostFs, HostLstat, HostStatfs } from './host-fs.js';
+
+/** Descriptors kept open by default: about 290 pods' worth at seven each (four files, three directories). */
+export const DEFAULT_MAX_OPEN_FILES = 2048;
+
+/** f_type of cgroup v1 and cgroup2 filesystems (linux/magic.h). */
+export const CGROUP_FS_MAGICS: readonly bigint[] = Object.freeze([0x27e0ebn, 0x63677270n]);
+
+export class KernelFileCache implements HostFs {
+  private readonly open = new Map<string, number>();
+
+  /**
+   * @param inner the host
+   * @param cachedRoot only files below this directory are kept open (the memory hierarchy)
+   * @param maxOpenFiles the cap on descriptors kept open
+   */
+  constructor(
+    private readonly inner: HostFs,
+    private readonly cachedRoot: string,
+    private readonly maxOpenFiles = DEFAULT_MAX_OPEN_FILES,
+  ) {}
+
+  /** Descriptors currently kept open. */
+  openCount(): number {
+    return this.open.size;
+  }
+
+  readSingleRecordFile(path: string): string {
+    if (!this.isCached(path)) return this.inner.readSingleRecordFile(path);
+    return this.throughOpenFile(path, (fd) => this.inner.readOpenFile(fd, true), () => this.inner.readSingleRecordFile(path));
+  }
+
+  subdirectoryCount(path: string): number | undefined {
+    if (!this.isCached(path)) return this.inner.subdirectoryCount(path);
+    return this.throughOpenFile(
+      path,
+      (fd) => {
+        const links = this.inner.linkCountOfOpenFile(fd);
+        return links >= 2 ? links - 2 : undefined;
+      },
+      () => this.inner.subdirectoryCount(path),
+    );
+  }
+
+  private isCached(path: string): boolean {
+    return path.startsWith(`${this.cachedRoot}/`);
+  }
+
+  // Uses the kept descriptor; on its failure (ENODEV: the cgroup is gone) drops it and opens the
+  // path again; past the cap, falls back to the uncached operation.
+  private throughOpenFile<T>(path: string, use: (fd: number) => T, uncached: () => T): T {
+    const fd = this.open.get(path);
+    if (fd !== undefined) {
+      try {
+        return use(fd);
+      } catch {
+        // A removed directory still answers fstat, so its descriptor goes with its files'.
+        this.forgetPath(path);
+        this.forgetPath(path.slice(0, path.lastIndexOf('/')));
+      }
+    }
+    if (this.open.size >= this.maxOpenFiles) return uncached();
+    const opened = this.inner.openFile(path);
+    try {
+      const result = use(opened);
+      this.open.set(path, opened);
+      return result;
+    } catch (error) {
+      this.inner.closeFile(opened);
+      throw error;
+    }
+  }
+
+  /** Closes the descriptors of `dir` and everything below it (a pod that left, a cgroup that vanished). */
+  release(dir: string): void {
+    const prefix = `${dir}/`;
+    for (const path of [...this.open.keys()]) if (path === dir || path.startsWith(prefix)) this.forgetPath(path);
+  }
+
+  /** Closes every descriptor. */
+  closeAll(): void {
+    for (const path of [...this.open.keys()]) this.forgetPath(path);
+  }
+
+  private forgetPath(path: string): void {
+    const fd = this.open.get(path);
+    this.open.delete(path);
+    if (fd === undefined) return;
+    try {
+      this.inner.closeFile(fd);
+    } catch {
+      // Already closed or invalid: nothing is held any more either way.
+    }
+  }
+
+  readSmallFile(path: string): string {
+    return this.inner.readSmallFile(path);
+  }
+  openFile(path: string): number {
+    return this.inner.openFile(path);
+  }
+  readOpenFile(fd: number, singleRecord: boolean): string {
+    return this.inner.readOpenFile(fd, singleRecord);
+  }
+  closeFile(fd: number): void {
+    this.inner.closeFile(fd);
+  }
+  linkCountOfOpenFile(fd: number): number {
+    return this.inner.linkCountOfOpenFile(fd);
+  }
+  subdirectories(path: string): string[] {
+    return this.inner.subdirectories(path);
+  }
+  exists(path: string): boolean {
+    return this.inner.exists(path);
+  }
+  statfs(path: string): Promise<HostStatfs> {
+    return this.inner.statfs(path);
+  }
+  deviceOf(path: string): Promise<bigint> {
+    return this.inner.deviceOf(path);
+  }
+  lstat(path: string): Promise<HostLstat> {
+    return this.inner.lstat(path);
+  }
+  readDir(path: string): AsyncIterable<HostDirEntry> {
+    return this.inner.readDir(path);
+  }
+  readTextFile(path: string): Promise<string> {
+    return this.inner.readTextFile(path);
+  }
+}

@@ -1,0 +1,135 @@
+// The second observation source: the local kubelet's own /stats/summary (port 10250, RBAC
+// `nodes/stats`), which gives the engine exactly the inputs the kubelet's eviction manager sees.
+// The token is re-read on every request because projected service-account tokens rotate. The
+// response is validated (summary-validation.ts), so a malformed field becomes a problem; only a
+// failure to get any summary at all rejects, with EVA_ERR_OBSERVE, which the caller treats as "no
+// summary this pass", as the kubelet does when its summary provider fails.
+
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
+import type { Clock } from '../api/clock.js';
+import type { Logger } from '../api/logger.js';
+import type { Pod } from '../api/pod.js';
+import { AgentError } from '../errors.js';
+import type { NodeObserver, Observation } from '../eviction/ports.js';
+import { filesystemLayoutFromSummary } from './filesystem-layout.js';
+import { describeError, ProblemLog } from './problem-log.js';
+import { validateSummary } from './summary-validation.js';
+
+export interface KubeletSummaryObserverOptions {
+  /** The kubelet's base URL (`https://127.0.0.1:10250`); `/stats/summary` is appended. */
+  readonly url: string;
+  /** A file holding the bearer token; none is sent when absent. */
+  readonly tokenFile?: string;
+  /** Skips TLS verification (the kubelet's serving certificate is often self-signed). */
+  readonly insecureSkipVerify: boolean;
+  /** A PEM bundle to verify the kubelet's certificate with. */
+  readonly caFile?: string;
+  readonly timeoutMs: number;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+export interface KubeletSummaryObserver extends NodeObserver {
+  /** The problems of the latest observation. */
+  problems(): readonly string[];
+}
+
+// A summary for 110 pods is well under a megabyte; anything this large is not a summary.
+const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+export function createKubeletSummaryObserver(options: KubeletSummaryObserverOptions): KubeletSummaryObserver {
+  const logger = options.logger.child({ component: 'kubelet-summary-client' });
+  const problemLog = new ProblemLog(logger);
+  const summaryUrl = new URL(`${options.url.replace(/\/+$/, '')}/stats/summary`);
+  const transport = summaryUrl.protocol === 'https:' ? https : http;
+
+  async function readOptional(path: string | undefined, what: string): Promise<string | undefined> {
+    if (path === undefined) return undefined;
+    try {
+      return await readFile(path, 'utf8');
+    } catch (error) {
+      problemLog.report(`cannot read the ${what} ${path}: ${describeError(error)}`);
+      return undefined;
+    }
+  }
+
+  function get(token: string | undefined, ca: string | undefined): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const headers: Record<string, string> = { Accept: 'application/json' };
+      if (token !== undefined && token !== '') headers.Authorization = `Bearer ${token}`;
+      const request = transport.request(summaryUrl, {
+        method: 'GET',
+        headers,
+        ...(summaryUrl.protocol === 'https:' ? { rejectUnauthorized: !options.insecureSkipVerify, ...(ca === undefined ? {} : { ca }) } : {}),
+      });
+      const cancelTimeout = options.clock.after(options.timeoutMs, () => {
+        request.destroy(new Error(`no response within ${options.timeoutMs} ms`));
+      });
+      const fail = (error: unknown): void => {
+        cancelTimeout();
+        reject(error);
+      };
+      request.on('error', fail);
+      request.on('response', (response) => {
+        const chunks: Buffer[] = [];
+        let lengthBytes = 0;
+        response.on('data', (chunk: Buffer) => {
+          lengthBytes += chunk.length;
+          if (lengthBytes > MAX_RESPONSE_BYTES) {
+            request.destroy(new Error(`response larger than ${MAX_RESPONSE_BYTES} bytes`));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        response.on('error', fail);
+        response.on('end', () => {
+          cancelTimeout();
+          const body = Buffer.concat(chunks).toString('utf8');
+          if (response.statusCode !== 200) {
+            reject(new Error(`HTTP ${response.statusCode ?? 0}: ${body.slice(0, 200).trim()}`));
+            return;
+          }
+          resolve(body);
+        });
+      });
+      request.end();
+    });
+  }
+
+  async function observe(_pods: readonly Pod[]): Promise<Observation> {
+    problemLog.begin();
+    const token = (await readOptional(options.tokenFile, 'token file'))?.trim();
+    const ca = await readOptional(options.caFile, 'CA file');
+    let document: unknown;
+    try {
+      document = JSON.parse(await get(token, ca));
+    } catch (error) {
+      const reason = `kubelet summary unavailable: GET ${summaryUrl.href}: ${describeError(error)}`;
+      problemLog.report(reason);
+      problemLog.end();
+      throw new AgentError('EVA_ERR_OBSERVE', reason, { cause: error });
+    }
+    const { summary, problems } = validateSummary(document);
+    if (summary === null) {
+      const reason = `kubelet summary unusable: ${problems.join('; ')}`;
+      problemLog.report(reason);
+      problemLog.end();
+      throw new AgentError('EVA_ERR_OBSERVE', reason);
+    }
+    for (const problem of problems) problemLog.report(`kubelet summary field dropped: ${problem}`);
+    const layout = filesystemLayoutFromSummary(summary.node);
+    return { summary, ...layout, problems: problemLog.end() };
+  }
+
+  // One request at a time, so each observation's problems are its own.
+  let queue: Promise<unknown> = Promise.resolve();
+  const observeSerially = (pods: readonly Pod[]): Promise<Observation> => {
+    const next = queue.then(() => observe(pods));
+    queue = next.catch(() => undefined);
+    return next;
+  };
+
+  return { observe: observeSerially, problems: () => problemLog.problems() };
+}

@@ -1,0 +1,171 @@
+// Checks a Summary that came from outside (the kubelet's /stats/summary) field by field and keeps
+// only what has the right shape: a field of the wrong type is dropped and named in a problem, a pod
+// without a complete podRef is dropped, unknown fields are ignored. The result holds only the
+// fields the engine reads, so a kubelet that adds or changes fields cannot crash the agent.
+
+import type { ContainerStats, FsStats, MemoryStats, NodeStats, PodStats, RuntimeStats, Summary, SystemContainerStats, VolumeStats } from '../api/summary.js';
+
+export interface ValidatedSummary {
+  /** Null when the document is not a Summary at all (no `node` object). */
+  readonly summary: Summary | null;
+  readonly problems: readonly string[];
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text === undefined ? String(value) : text.length > 40 ? `${text.slice(0, 40)}...` : text;
+}
+
+class Checker {
+  readonly problems: string[] = [];
+
+  wrong(path: string, expected: string, value: unknown): void {
+    this.problems.push(`${path}: expected ${expected}, got ${describe(value)}`);
+  }
+
+  object(value: unknown, path: string): Json | undefined {
+    if (value === undefined || value === null) return undefined;
+    if (isObject(value)) return value;
+    this.wrong(path, 'an object', value);
+    return undefined;
+  }
+
+  array(value: unknown, path: string): unknown[] | undefined {
+    if (value === undefined || value === null) return undefined;
+    if (Array.isArray(value)) return value;
+    this.wrong(path, 'an array', value);
+    return undefined;
+  }
+
+  /** Copies the listed counters (non-negative integers) and `time` (a string) from `source`. */
+  counters<T extends object>(source: Json, path: string, keys: readonly string[]): T {
+    const out: Record<string, unknown> = {};
+    if (source.time !== undefined && source.time !== null) {
+      if (typeof source.time === 'string') out.time = source.time;
+      else this.wrong(`${path}.time`, 'an RFC 3339 string', source.time);
+    }
+    for (const key of keys) {
+      const value = source[key];
+      if (value === undefined || value === null) continue;
+      if (typeof value === 'number' && Number.isFinite(value) && value >= 0) out[key] = value;
+      else this.wrong(`${path}.${key}`, 'a non-negative number', value);
+    }
+    return out as T;
+  }
+
+  memory(value: unknown, path: string): MemoryStats | undefined {
+    const source = this.object(value, path);
+    return source === undefined ? undefined : this.counters<MemoryStats>(source, path, ['availableBytes', 'usageBytes', 'workingSetBytes', 'rssBytes']);
+  }
+
+  fs(value: unknown, path: string): FsStats | undefined {
+    const source = this.object(value, path);
+    return source === undefined ? undefined : this.counters<FsStats>(source, path, ['availableBytes', 'capacityBytes', 'usedBytes', 'inodesFree', 'inodes', 'inodesUsed']);
+  }
+
+  name(source: Json, path: string): string | undefined {
+    if (typeof source.name === 'string' && source.name !== '') return source.name;
+    this.wrong(`${path}.name`, 'a name', source.name);
+    return undefined;
+  }
+}
+
+function setIfDefined<T extends object, K extends keyof T>(target: T, key: K, value: T[K] | undefined): void {
+  if (value !== undefined) target[key] = value;
+}
+
+function nodeStats(check: Checker, source: Json): NodeStats {
+  const node: NodeStats = {};
+  if (typeof source.nodeName === 'string') node.nodeName = source.nodeName;
+  setIfDefined(node, 'memory', check.memory(source.memory, 'node.memory'));
+  const systemContainers = check.array(source.systemContainers, 'node.systemContainers');
+  if (systemContainers !== undefined) {
+    node.systemContainers = [];
+    systemContainers.forEach((item, i) => {
+      const path = `node.systemContainers[${i}]`;
+      const container = check.object(item, path);
+      const name = container === undefined ? undefined : check.name(container, path);
+      if (container === undefined || name === undefined) return;
+      const stats: SystemContainerStats = { name };
+      setIfDefined(stats, 'memory', check.memory(container.memory, `${path}.memory`));
+      node.systemContainers?.push(stats);
+    });
+  }
+  setIfDefined(node, 'fs', check.fs(source.fs, 'node.fs'));
+  const runtime = check.object(source.runtime, 'node.runtime');
+  if (runtime !== undefined) {
+    const stats: RuntimeStats = {};
+    setIfDefined(stats, 'imageFs', check.fs(runtime.imageFs, 'node.runtime.imageFs'));
+    setIfDefined(stats, 'containerFs', check.fs(runtime.containerFs, 'node.runtime.containerFs'));
+    node.runtime = stats;
+  }
+  const rlimit = check.object(source.rlimit, 'node.rlimit');
+  if (rlimit !== undefined) node.rlimit = check.counters(rlimit, 'node.rlimit', ['maxpid', 'curproc']);
+  return node;
+}
+
+function podStats(check: Checker, item: unknown, path: string): PodStats | undefined {
+  const source = check.object(item, path);
+  if (source === undefined) return undefined;
+  const ref = check.object(source.podRef, `${path}.podRef`);
+  if (ref === undefined || typeof ref.uid !== 'string' || ref.uid === '' || typeof ref.name !== 'string' || typeof ref.namespace !== 'string') {
+    check.wrong(`${path}.podRef`, 'a name, namespace and uid', source.podRef);
+    return undefined;
+  }
+  const pod: PodStats = { podRef: { name: ref.name, namespace: ref.namespace, uid: ref.uid } };
+  setIfDefined(pod, 'memory', check.memory(source.memory, `${path}.memory`));
+  const containers = check.array(source.containers, `${path}.containers`);
+  if (containers !== undefined) {
+    pod.containers = [];
+    containers.forEach((entry, i) => {
+      const containerPath = `${path}.containers[${i}]`;
+      const container = check.object(entry, containerPath);
+      const name = container === undefined ? undefined : check.name(container, containerPath);
+      if (container === undefined || name === undefined) return;
+      const stats: ContainerStats = { name };
+      setIfDefined(stats, 'memory', check.memory(container.memory, `${containerPath}.memory`));
+      setIfDefined(stats, 'rootfs', check.fs(container.rootfs, `${containerPath}.rootfs`));
+      setIfDefined(stats, 'logs', check.fs(container.logs, `${containerPath}.logs`));
+      pod.containers?.push(stats);
+    });
+  }
+  const volumes = check.array(source.volume, `${path}.volume`);
+  if (volumes !== undefined) {
+    pod.volume = [];
+    volumes.forEach((entry, i) => {
+      const volumePath = `${path}.volume[${i}]`;
+      const volume = check.object(entry, volumePath);
+      const name = volume === undefined ? undefined : check.name(volume, volumePath);
+      const fs = check.fs(volume, volumePath);
+      if (name !== undefined && fs !== undefined) pod.volume?.push({ name, ...fs } satisfies VolumeStats);
+    });
+  }
+  setIfDefined(pod, 'ephemeral-storage', check.fs(source['ephemeral-storage'], `${path}.ephemeral-storage`));
+  const processStats = check.object(source.process_stats, `${path}.process_stats`);
+  if (processStats !== undefined) pod.process_stats = check.counters(processStats, `${path}.process_stats`, ['process_count']);
+  return pod;
+}
+
+/** Validates a parsed JSON document as a Summary. */
+export function validateSummary(document: unknown): ValidatedSummary {
+  const check = new Checker();
+  if (!isObject(document) || !isObject(document.node)) {
+    return { summary: null, problems: [`summary: expected an object with a node object, got ${describe(document)}`] };
+  }
+  const summary: Summary = { node: nodeStats(check, document.node) };
+  const pods = check.array(document.pods, 'pods');
+  if (pods !== undefined) {
+    summary.pods = [];
+    pods.forEach((item, i) => {
+      const pod = podStats(check, item, `pods[${i}]`);
+      if (pod !== undefined) summary.pods?.push(pod);
+    });
+  }
+  return { summary, problems: check.problems };
+}

@@ -1,0 +1,97 @@
+// The cache of open cgroup memory files: one open per file across reads, only below the cached
+// root, capped, dropped and retried by path when the descriptor fails (a removed cgroup), and
+// released for directories the caller stops reading.
+
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KernelFileCache } from '../../../src/observe/kernel-file-cache.js';
+import { FaultyHostFs } from './faulty-host-fs.js';
+
+let root: string;
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), 'kea-fdcache-'));
+  for (const dir of ['memory/a', 'memory/b', 'other']) {
+    mkdirSync(join(root, dir), { recursive: true });
+    writeFileSync(join(root, dir, 'memory.usage_in_bytes'), `${dir}\n`);
+  }
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+function setup(maxOpenFiles = 10) {
+  const inner = new FaultyHostFs();
+  const cache = new KernelFileCache(inner, join(root, 'memory'), maxOpenFiles);
+  return { inner, cache };
+}
+
+test('a file is opened once and read at offset 0 afterwards, seeing new content', () => {
+  const { inner, cache } = setup();
+  const path = join(root, 'memory/a/memory.usage_in_bytes');
+  expect(cache.readSingleRecordFile(path)).toBe('memory/a\n');
+  writeFileSync(path, '42\n');
+  expect(cache.readSingleRecordFile(path)).toBe('42\n');
+  expect(cache.readSingleRecordFile(path)).toBe('42\n');
+  expect(inner.calls.get('openFile')).toBe(1);
+  expect(inner.calls.get('readOpenFile')).toBe(3);
+  expect(cache.openCount()).toBe(1);
+});
+
+test('files outside the cached root are read the ordinary way', () => {
+  const { inner, cache } = setup();
+  expect(cache.readSingleRecordFile(join(root, 'other/memory.usage_in_bytes'))).toBe('other\n');
+  expect(inner.calls.get('openFile')).toBeUndefined();
+  expect(cache.openCount()).toBe(0);
+});
+
+test('past the cap, files are read without being kept open', () => {
+  const { inner, cache } = setup(1);
+  cache.readSingleRecordFile(join(root, 'memory/a/memory.usage_in_bytes'));
+  expect(cache.readSingleRecordFile(join(root, 'memory/b/memory.usage_in_bytes'))).toBe('memory/b\n');
+  expect(cache.openCount()).toBe(1);
+  expect(inner.calls.get('readSingleRecordFile')).toBe(1);
+});
+
+test('a descriptor that fails (ENODEV: the cgroup was removed) is closed and the path asked again', () => {
+  const { inner, cache } = setup();
+  const path = join(root, 'memory/a/memory.usage_in_bytes');
+  cache.readSingleRecordFile(path);
+  inner.injectError('readOpenFile', path, 'ENODEV');
+  rmSync(join(root, 'memory/a'), { recursive: true });
+  expect(() => cache.readSingleRecordFile(path)).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+  expect(cache.openCount()).toBe(0);
+  expect(inner.openDescriptors()).toBe(0);
+});
+
+test('a cgroup recreated at the same path is read afresh', () => {
+  const { inner, cache } = setup();
+  const path = join(root, 'memory/a/memory.usage_in_bytes');
+  cache.readSingleRecordFile(path);
+  rmSync(join(root, 'memory/a'), { recursive: true });
+  mkdirSync(join(root, 'memory/a'));
+  writeFileSync(path, 'new\n');
+  // The old descriptor fails once, as the removed cgroup's file does.
+  inner.injectError('readOpenFile', path, 'ENODEV', 1);
+  expect(cache.readSingleRecordFile(path)).toBe('new\n');
+  expect(inner.calls.get('openFile')).toBe(2);
+  expect([cache.openCount(), inner.openDescriptors()]).toEqual([1, 1]);
+});
+
+test('release closes the descriptors below a directory only; closeAll closes the rest', () => {
+  const { inner, cache } = setup();
+  cache.readSingleRecordFile(join(root, 'memory/a/memory.usage_in_bytes'));
+  cache.readSingleRecordFile(join(root, 'memory/b/memory.usage_in_bytes'));
+  cache.release(join(root, 'memory/a'));
+  expect(cache.openCount()).toBe(1);
+  expect(inner.openDescriptors()).toBe(1);
+  cache.closeAll();
+  cache.closeAll();
+  expect([cache.openCount(), inner.openDescriptors()]).toEqual([0, 0]);
+});
+
+test('a file that cannot be read on first open is not kept', () => {
+  const { inner, cache } = setup();
+  const path = join(root, 'memory/a/memory.usage_in_bytes');
+  inner.injectError('readOpenFile', path, 'EIO');
+  expect(() => cache.readSingleRecordFile(path)).toThrow(expect.objectContaining({ code: 'EIO' }));
+  expect([cache.openCount(), inner.openDescriptors()]).toEqual([0, 0]);
+});

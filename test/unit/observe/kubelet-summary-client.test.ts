@@ -1,0 +1,205 @@
+// The kubelet /stats/summary source against a local server: the request it makes (path, bearer
+// token re-read each time, TLS options), the Summary and layout it returns, and how it fails
+// (bad shapes become problems; no summary at all rejects with EVA_ERR_OBSERVE, reported once).
+
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { systemClock } from '../../../src/api/clock.js';
+import { createKubeletSummaryObserver, type KubeletSummaryObserverOptions } from '../../../src/observe/kubelet-summary-client.js';
+import { FakeClock } from '../../fakes/fake-clock.js';
+import { RecordingLogger } from './recording-logger.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+let scratch: string;
+let server: http.Server | https.Server | undefined;
+const requests: { url: string | undefined; authorization: string | undefined }[] = [];
+
+beforeEach(() => {
+  scratch = mkdtempSync(join(tmpdir(), 'kea-kubelet-'));
+  requests.length = 0;
+});
+afterEach(async () => {
+  if (server !== undefined) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+    server = undefined;
+  }
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+async function listen(handler: Handler, tls?: { key: string; cert: string }): Promise<string> {
+  const record: Handler = (req, res) => {
+    requests.push({ url: req.url, authorization: req.headers.authorization });
+    handler(req, res);
+  };
+  server = tls === undefined ? http.createServer(record) : https.createServer(tls, record);
+  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return `${tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}`;
+}
+
+const json = (body: unknown, status = 200): Handler => (_req, res) => {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(typeof body === 'string' ? body : JSON.stringify(body));
+};
+
+const realSummary = {
+  node: {
+    nodeName: 'node-a',
+    memory: { time: '2026-01-01T00:00:00Z', availableBytes: 6e9, usageBytes: 3e9, workingSetBytes: 2e9 },
+    systemContainers: [{ name: 'pods', memory: { availableBytes: 5e9, usageBytes: 2e9, workingSetBytes: 1.5e9 } }],
+    fs: { capacityBytes: 100e9, availableBytes: 40e9, inodes: 6e6, inodesFree: 5e6 },
+    runtime: { imageFs: { capacityBytes: 500e9, availableBytes: 300e9, inodes: 3e7, inodesFree: 2e7 }, containerFs: { capacityBytes: 500e9, availableBytes: 300e9, inodes: 3e7, inodesFree: 2e7 } },
+    rlimit: { time: '2026-01-01T00:00:00Z', maxpid: 4194304, curproc: 900 },
+  },
+  pods: [{ podRef: { name: 'web', namespace: 'default', uid: 'u1' }, memory: { workingSetBytes: 7e8 }, process_stats: { process_count: 3 } }],
+};
+
+function options(url: string, extra: Partial<KubeletSummaryObserverOptions> = {}): KubeletSummaryObserverOptions {
+  return { url, insecureSkipVerify: false, timeoutMs: 5000, clock: systemClock, logger: new RecordingLogger(), ...extra };
+}
+
+test('fetches /stats/summary with the bearer token and returns the summary with its layout', async () => {
+  const url = await listen(json(realSummary));
+  const tokenFile = join(scratch, 'token');
+  writeFileSync(tokenFile, 'secret-1\n');
+  const observer = createKubeletSummaryObserver(options(`${url}/`, { tokenFile }));
+  const observation = await observer.observe([]);
+  expect(requests).toEqual([{ url: '/stats/summary', authorization: 'Bearer secret-1' }]);
+  expect(observation).toEqual({ summary: realSummary, dedicatedImageFs: true, splitContainerFs: false, problems: [] });
+});
+
+test('the token file is re-read on every request (projected tokens rotate)', async () => {
+  const url = await listen(json(realSummary));
+  const tokenFile = join(scratch, 'token');
+  writeFileSync(tokenFile, 'first');
+  const observer = createKubeletSummaryObserver(options(url, { tokenFile }));
+  await observer.observe([]);
+  writeFileSync(tokenFile, 'second');
+  await observer.observe([]);
+  expect(requests.map((r) => r.authorization)).toEqual(['Bearer first', 'Bearer second']);
+});
+
+test('without a token file no Authorization header is sent', async () => {
+  const url = await listen(json(realSummary));
+  await createKubeletSummaryObserver(options(url)).observe([]);
+  expect(requests[0]?.authorization).toBeUndefined();
+});
+
+test('an unreadable token file is a problem, and the request still goes out', async () => {
+  const url = await listen(json(realSummary));
+  const observer = createKubeletSummaryObserver(options(url, { tokenFile: join(scratch, 'missing') }));
+  const { problems } = await observer.observe([]);
+  expect(problems).toEqual([`cannot read the token file ${join(scratch, 'missing')}: ENOENT`]);
+  expect(requests).toHaveLength(1);
+});
+
+test('wrong shapes are dropped and reported, the rest is used', async () => {
+  const broken = { node: { memory: { availableBytes: 'lots', workingSetBytes: 1 } }, pods: [{ podRef: { name: 'x' } }, realSummary.pods[0]] };
+  const url = await listen(json(broken));
+  const observer = createKubeletSummaryObserver(options(url));
+  const { summary, problems } = await observer.observe([]);
+  expect(summary).toEqual({ node: { memory: { workingSetBytes: 1 } }, pods: [realSummary.pods[0]] });
+  expect(problems).toEqual([
+    'kubelet summary field dropped: node.memory.availableBytes: expected a non-negative number, got "lots"',
+    'kubelet summary field dropped: pods[0].podRef: expected a name, namespace and uid, got {"name":"x"}',
+  ]);
+  expect(observer.problems()).toEqual(problems);
+});
+
+const failures: { name: string; handler: Handler; reason: RegExp }[] = [
+  { name: 'not-json', handler: json('<html>'), reason: /^kubelet summary unavailable: GET http:\/\/127\.0\.0\.1:\d+\/stats\/summary: Unexpected token/ },
+  { name: 'unauthorized', handler: json('Unauthorized', 401), reason: /: HTTP 401: Unauthorized$/ },
+  { name: 'forbidden', handler: json('Forbidden (user=system:serviceaccount:x:y, verb=get, resource=nodes, subresource=stats)', 403), reason: /: HTTP 403: Forbidden/ },
+  { name: 'not-a-summary', handler: json({ items: [] }), reason: /^kubelet summary unusable: summary: expected an object with a node object/ },
+];
+for (const tc of failures) {
+  test(`no summary at all rejects with EVA_ERR_OBSERVE: ${tc.name}`, async () => {
+    const url = await listen(tc.handler);
+    const logger = new RecordingLogger();
+    const observer = createKubeletSummaryObserver(options(url, { logger }));
+    for (let i = 0; i < 2; i++) {
+      const error = await observer.observe([]).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({ name: 'AgentError', code: 'EVA_ERR_OBSERVE' });
+      expect((error as Error).message).toMatch(tc.reason);
+    }
+    expect(observer.problems()).toHaveLength(1);
+    expect(observer.problems()[0]).toMatch(tc.reason);
+    expect(logger.lines.filter((l) => l.level === 'warn')).toHaveLength(1);
+  });
+}
+
+test('connection refused rejects with EVA_ERR_OBSERVE', async () => {
+  const url = await listen(json(realSummary));
+  server?.close();
+  server = undefined;
+  await expect(createKubeletSummaryObserver(options(url)).observe([])).rejects.toMatchObject({ code: 'EVA_ERR_OBSERVE', message: expect.stringMatching(/ECONNREFUSED$/) });
+});
+
+test('a kubelet that does not answer times out on the injected clock', async () => {
+  let received!: () => void;
+  const gotRequest = new Promise<void>((resolve) => (received = resolve));
+  const url = await listen(() => received());
+  const clock = new FakeClock();
+  const result = createKubeletSummaryObserver(options(url, { clock, timeoutMs: 2000 })).observe([]);
+  await gotRequest;
+  clock.step(1999);
+  expect(clock.pendingTimers()).toBe(1);
+  clock.step(1);
+  await expect(result).rejects.toMatchObject({ code: 'EVA_ERR_OBSERVE', message: expect.stringMatching(/no response within 2000 ms$/) });
+});
+
+test('the timeout timer is cancelled once the answer arrives', async () => {
+  const url = await listen(json(realSummary));
+  const clock = new FakeClock();
+  await createKubeletSummaryObserver(options(url, { clock, timeoutMs: 2000 })).observe([]);
+  expect(clock.pendingTimers()).toBe(0);
+});
+
+describe('https', () => {
+  let tls: { key: string; cert: string } | undefined;
+  let skipReason = '';
+  beforeAll(() => {
+    const dir = mkdtempSync(join(tmpdir(), 'kea-tls-'));
+    try {
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+      tls = { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
+    } catch (error) {
+      skipReason = `openssl cannot make a test certificate: ${String(error)}`;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  function skipped(): boolean {
+    if (tls !== undefined) return false;
+    console.log(`skipped: ${skipReason}`);
+    return true;
+  }
+
+  test('a self-signed kubelet certificate is refused unless verification is skipped', async () => {
+    if (skipped()) return;
+    const url = await listen(json(realSummary), tls);
+    await expect(createKubeletSummaryObserver(options(url)).observe([])).rejects.toMatchObject({ code: 'EVA_ERR_OBSERVE', message: expect.stringMatching(/SELF_SIGNED/) });
+    const { summary } = await createKubeletSummaryObserver(options(url, { insecureSkipVerify: true })).observe([]);
+    expect(summary).toEqual(realSummary);
+  });
+
+  test('a CA file verifies the kubelet certificate', async () => {
+    if (skipped() || tls === undefined) return;
+    const url = await listen(json(realSummary), tls);
+    const caFile = join(scratch, 'ca.pem');
+    writeFileSync(caFile, tls.cert);
+    const { summary } = await createKubeletSummaryObserver(options(url, { caFile })).observe([]);
+    expect(summary).toEqual(realSummary);
+  });
+});
