@@ -86,7 +86,9 @@ export function nodeAdapters(config: LoadedConfig, nodeName: string, clock: Cloc
     psiStallThresholdMs: n.psiStallThresholdMs,
     psiWindowMs: n.psiWindowMs,
     fastCheckIntervalMs: n.fastCheckIntervalMs,
-    procRoot: posix.join(o.hostRoot, o.procRoot),
+    // The PSI trigger fallback writes /proc/pressure/memory: the container's own /proc (the
+    // same kernel) is writable where the host's, mounted read-only, is not.
+    procRoot: '/proc',
     clock,
     logger,
   });

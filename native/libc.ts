@@ -1,0 +1,89 @@
+// The koffi declarations of the libc calls the notifiers need (eventfd, epoll_create1, epoll_ctl,
+// epoll_wait, read, write, open, close) and errno. This is, with native-error.ts, the only code that
+// touches the FFI. libc is loaded on first use, so importing this module costs nothing on machines
+// (or in tests) that never arm a kernel notifier.
+
+import * as koffi from 'koffi';
+
+/** Flag values from the Linux UAPI headers; identical on x86_64 and arm64 (the generic ABI). */
+export const O_RDONLY = 0o0;
+export const O_WRONLY = 0o1;
+export const O_RDWR = 0o2;
+export const O_NONBLOCK = 0o4000;
+export const O_CLOEXEC = 0o2000000;
+export const EFD_NONBLOCK = O_NONBLOCK;
+export const EFD_CLOEXEC = O_CLOEXEC;
+export const EPOLL_CLOEXEC = O_CLOEXEC;
+export const EPOLL_CTL_ADD = 1;
+export const EPOLL_CTL_DEL = 2;
+
+/**
+ * `struct epoll_event` is declared `__attribute__((packed))` on x86 only: 12 bytes with the data at
+ * offset 4 there, 16 bytes with the data at offset 8 elsewhere (measured on these machines).
+ */
+const packedEpollEvent = process.arch === 'x64' || process.arch === 'ia32';
+// Anonymous: koffi's type names are process-wide, and a module evaluated twice in one process (a
+// test runner's fresh module registry) must not collide with itself.
+export const epollEventType = packedEpollEvent
+  ? koffi.pack({ events: 'uint32_t', data: 'uint64_t' })
+  : koffi.struct({ events: 'uint32_t', data: 'uint64_t' });
+export const epollEventSizeBytes = koffi.sizeof(epollEventType);
+
+/** Completion callback of an `.async` call: koffi passes an error only when the call could not be made. */
+type AsyncCallback<R> = (err: unknown, result: R) => void;
+
+export interface Libc {
+  eventfd(initval: number, flags: number): number;
+  epoll_create1(flags: number): number;
+  epoll_ctl(epfd: number, op: number, fd: number, event: { events: number; data: bigint } | null): number;
+  /** Blocking: call it through `epoll_wait_async` only. `events` is a buffer of maxevents epoll_event structs. */
+  epoll_wait_async(epfd: number, events: Buffer, maxevents: number, timeoutMs: number, done: AsyncCallback<number>): void;
+  read(fd: number, buf: Buffer, count: number): number;
+  write(fd: number, buf: Uint8Array, count: number): number;
+  /** `write` on a libuv pool thread; `buf` must stay alive until `done` runs. */
+  write_async(fd: number, buf: Uint8Array, count: number, done: AsyncCallback<number | bigint>): void;
+  open(path: string, flags: number): number;
+  close(fd: number): number;
+  /** The calling thread's errno; inside an `.async` completion callback, the errno the pool thread saw. */
+  errno(): number;
+}
+
+let loaded: Libc | null = null;
+
+/** Loads libc and declares the calls once; later calls return the same object. */
+export function libc(): Libc {
+  if (loaded !== null) return loaded;
+  const lib = koffi.load('libc.so.6');
+  const eventfd = lib.func('int eventfd(unsigned int initval, int flags)');
+  const epollCreate1 = lib.func('int epoll_create1(int flags)');
+  const epollCtl = lib.func('epoll_ctl', 'int', ['int', 'int', 'int', koffi.pointer(epollEventType)]);
+  const epollWait = lib.func('int epoll_wait(int epfd, void *events, int maxevents, int timeout)');
+  const read = lib.func('long read(int fd, void *buf, size_t count)');
+  const write = lib.func('long write(int fd, const void *buf, size_t count)');
+  // open is variadic in C (the mode for O_CREAT); declared so, and never given a mode here.
+  const open = lib.func('int open(const char *path, int flags, ...)');
+  const close = lib.func('int close(int fd)');
+  loaded = {
+    eventfd: (initval, flags) => eventfd(initval, flags) as number,
+    epoll_create1: (flags) => epollCreate1(flags) as number,
+    epoll_ctl: (epfd, op, fd, event) => epollCtl(epfd, op, fd, event) as number,
+    epoll_wait_async: (epfd, events, maxevents, timeoutMs, done) => {
+      epollWait.async(epfd, events, maxevents, timeoutMs, done);
+    },
+    read: (fd, buf, count) => Number(read(fd, buf, count)),
+    write: (fd, buf, count) => Number(write(fd, buf, count)),
+    write_async: (fd, buf, count, done) => {
+      write.async(fd, buf, count, done);
+    },
+    open: (path, flags) => open(path, flags) as number,
+    close: (fd) => close(fd) as number,
+    errno: () => koffi.errno(),
+  };
+  return loaded;
+}
+
+/** Decodes the i-th `struct epoll_event` of an epoll_wait buffer. */
+export function decodeEpollEvent(buffer: Buffer, index: number): { events: number; data: bigint } {
+  const decoded = koffi.decode(buffer, index * epollEventSizeBytes, epollEventType) as { events: number; data: number | bigint };
+  return { events: decoded.events, data: BigInt(decoded.data) };
+}

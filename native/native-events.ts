@@ -1,0 +1,62 @@
+// The port between the notifiers and the kernel: eventfd, one epoll set, the memcg and PSI control
+// files, as typed operations on opaque descriptor handles. native/libc-native-events.ts implements
+// it on libc through koffi; test/fakes/fake-native.ts simulates it so the notifier logic is testable
+// without a kernel. Every call here is non-blocking except waitEpoll, which runs off the main thread.
+
+/** An epoll instance. The brands keep one kind of descriptor from being passed where another belongs. */
+export type EpollFd = number & { readonly __handle: 'epoll' };
+/** An eventfd (a 64-bit kernel counter), created non-blocking and close-on-exec. */
+export type EventFd = number & { readonly __handle: 'eventfd' };
+/** A file opened by path (a cgroup control file, a PSI pressure file). */
+export type FileFd = number & { readonly __handle: 'file' };
+
+export type AnyFd = EpollFd | EventFd | FileFd;
+
+/** epoll event bits (`<sys/epoll.h>`), the same on every Linux architecture. */
+export const EPOLLIN = 0x001;
+export const EPOLLPRI = 0x002;
+export const EPOLLERR = 0x008;
+export const EPOLLHUP = 0x010;
+
+/** How a file is opened: read-only (the memcg watch file), write-only (cgroup.event_control), or read-write non-blocking (a PSI trigger). */
+export type FileAccess = 'read' | 'write' | 'read-write-nonblock';
+
+/** One ready descriptor from epoll_wait: the token it was added with and the returned event bits. */
+export interface ReadyEvent {
+  readonly token: number;
+  readonly events: number;
+}
+
+export interface NativeEvents {
+  /** `epoll_create1(EPOLL_CLOEXEC)`. */
+  createEpoll(): EpollFd;
+  /** `eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)`. */
+  createEventFd(): EventFd;
+  /**
+   * `epoll_ctl(EPOLL_CTL_ADD)`; `token` (a non-negative safe integer) comes back in ReadyEvent, so a
+   * late event for a descriptor closed and reused meanwhile can be told apart by its token.
+   */
+  addToEpoll(epoll: EpollFd, fd: EventFd | FileFd, events: number, token: number): void;
+  /** `epoll_ctl(EPOLL_CTL_DEL)`. */
+  removeFromEpoll(epoll: EpollFd, fd: EventFd | FileFd): void;
+  /**
+   * `epoll_wait` on a libuv pool thread (a blocking call holds one of the pool's threads until it
+   * returns). Resolves with the ready descriptors, `[]` on timeout or EINTR; rejects with a NativeError.
+   */
+  waitEpoll(epoll: EpollFd, maxEvents: number, timeoutMs: number): Promise<readonly ReadyEvent[]>;
+  /** Reads the 8-byte counter, which resets it; `0n` when it was already zero (EAGAIN). */
+  readEventFd(fd: EventFd): bigint;
+  /** Adds `amount` to the counter (wakes an epoll_wait watching it for EPOLLIN). */
+  signalEventFd(fd: EventFd, amount: bigint): void;
+  /** `open(path, flags | O_CLOEXEC)`. */
+  openFile(path: string, access: FileAccess): FileFd;
+  /** Writes all of `bytes` in one `write` (control files take one command per write). */
+  writeFile(fd: FileFd, bytes: Uint8Array): void;
+  /**
+   * The same write on a libuv pool thread, for writes the kernel makes slow: registering a memcg
+   * threshold waits for an RCU grace period (12 to 25 ms measured here), too long for the main thread.
+   */
+  writeFileAsync(fd: FileFd, bytes: Uint8Array): Promise<void>;
+  /** `close`. */
+  close(fd: AnyFd): void;
+}

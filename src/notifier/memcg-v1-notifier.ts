@@ -1,0 +1,226 @@
+// The cgroup v1 memory threshold notifier: the kubelet's KernelMemcgNotification without its
+// latency. Each memory.available / allocatableMemory.available threshold, hard and soft, is an
+// eventfd registered on memory.usage_in_bytes of the node cgroup or the kubepods cgroup; all of them
+// sit in one epoll set with one outstanding wait (epoll-loop.ts), and a crossing reaches onEvent as
+// soon as the pool thread returns. Values come from the latest observation (memory-thresholds.ts)
+// and are re-armed by the rules in rearm-policy.ts.
+
+import { join } from 'node:path';
+import type { Clock } from '../api/clock.js';
+import type { Logger } from '../api/logger.js';
+import type { Summary } from '../api/summary.js';
+import type { Threshold } from '../api/threshold.js';
+import type { MemoryThresholdNotifier, NotifierEvent } from '../eviction/ports.js';
+import { EPOLLERR, EPOLLHUP, EPOLLIN, type EventFd, type NativeEvents } from '../../native/native-events.js';
+import { DEFAULT_EPOLL_LOOP_OPTIONS, EpollLoop, type EpollLoopOptions, type EpollWatch } from './epoll-loop.js';
+import { registerMemcgThreshold } from './memcg-threshold.js';
+import { computeMemoryThresholds, isProblem, type MemoryThresholdFigures, type MemorySignal } from './memory-thresholds.js';
+import { rearmDecision } from './rearm-policy.js';
+
+export interface MemcgV1NotifierOptions {
+  /** The cgroup v1 memory hierarchy's mount point (`/sys/fs/cgroup/memory`). */
+  readonly memoryMount: string;
+  /** The node cgroup, relative to the mount point (`''` = the root cgroup), watched for memory.available. */
+  readonly nodeCgroup: string;
+  /** The kubepods cgroup, relative to the mount point, watched for allocatableMemory.available. */
+  readonly podCgroupRoot: string;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly native: NativeEvents;
+  readonly loop?: EpollLoopOptions;
+}
+
+/** One armed threshold, as reported by armedThresholds(). */
+export interface ArmedMemcgThreshold {
+  readonly description: string;
+  readonly cgroupPath: string;
+  readonly memcgThresholdBytes: bigint;
+  readonly armedAtMs: number;
+}
+
+interface Armed extends ArmedMemcgThreshold {
+  readonly watch: EpollWatch;
+  crossedSinceArmed: boolean;
+}
+
+export class MemcgV1Notifier implements MemoryThresholdNotifier {
+  readonly mode = 'memcg-v1' as const;
+  private readonly options: MemcgV1NotifierOptions;
+  private readonly logger: Logger;
+  private loop: EpollLoop | null = null;
+  private loopUnavailable = false;
+  private onEvent: ((event: NotifierEvent) => void) | null = null;
+  private readonly armed = new Map<string, Armed>();
+  /** Registrations in flight, per threshold: at most one each, so a threshold's arms never race. */
+  private readonly arming = new Map<string, Promise<void>>();
+  /** The thresholds the latest updateThresholds asked for. */
+  private wanted = new Set<string>();
+  /** The last problem logged per threshold, so a persisting problem is reported once. */
+  private readonly reported = new Map<string, string>();
+  private stopRequested = false;
+  private stopping: Promise<void> | null = null;
+
+  constructor(options: MemcgV1NotifierOptions) {
+    this.options = options;
+    this.logger = options.logger;
+  }
+
+  start(onEvent: (event: NotifierEvent) => void): void {
+    if (this.stopRequested) return;
+    if (this.onEvent !== null) {
+      this.logger.warn('the memory threshold notifier is already started');
+      return;
+    }
+    this.onEvent = onEvent;
+    const loop = this.ensureLoop();
+    if (loop === null) return;
+    loop.start();
+    this.logger.info('created memoryThresholdNotifier', { mode: this.mode, nodeCgroup: this.cgroupPath('memory.available'), podCgroup: this.cgroupPath('allocatableMemory.available') });
+  }
+
+  /**
+   * Decides at once what to arm; the registrations themselves complete asynchronously (see
+   * settled()). A threshold whose registration is still in flight is reconsidered at the next call.
+   */
+  updateThresholds(summary: Summary, thresholds: readonly Threshold[]): void {
+    if (this.stopRequested) return;
+    const loop = this.ensureLoop();
+    if (loop === null) return;
+    const computations = computeMemoryThresholds(summary, thresholds);
+    this.wanted = new Set(computations.map((c) => c.target.description));
+    for (const [description, armed] of this.armed) {
+      if (this.wanted.has(description)) continue;
+      loop.unwatch(armed.watch);
+      this.armed.delete(description);
+      this.reported.delete(description);
+      this.logger.info('disarmed memory threshold', { description });
+    }
+    const nowMs = this.options.clock.nowMs();
+    for (const computation of computations) {
+      const description = computation.target.description;
+      if (isProblem(computation)) {
+        this.reportOnce(description, computation.problem);
+        continue;
+      }
+      if (this.arming.has(description)) continue;
+      const decision = rearmDecision(this.armed.get(description) ?? null, computation.memcgThresholdBytes, nowMs);
+      if (decision === 'unchanged' || decision === 'too-soon') {
+        this.reported.delete(description);
+        continue;
+      }
+      // Never rejects: a registration nobody awaits must not become an unhandled rejection.
+      const arming = this.arm(loop, computation, nowMs)
+        .catch((error: unknown) => this.logger.error('arming a memory threshold failed', { description, error: errorMessage(error) }))
+        .finally(() => this.arming.delete(description));
+      this.arming.set(description, arming);
+    }
+  }
+
+  /** Resolves once every registration started so far has completed (armed, or failed and reported). */
+  async settled(): Promise<void> {
+    while (this.arming.size > 0) await Promise.all(this.arming.values());
+  }
+
+  stop(): Promise<void> {
+    if (this.stopping !== null) return this.stopping;
+    this.stopRequested = true;
+    this.onEvent = null;
+    // In-flight registrations finish first (a registration write cannot be cancelled), then close their eventfds.
+    this.stopping = this.settled()
+      .then(() => this.loop?.stop())
+      .then(() => {
+        this.armed.clear();
+      });
+    return this.stopping;
+  }
+
+  /** What is armed now, for logs, `explain` and tests. */
+  armedThresholds(): readonly ArmedMemcgThreshold[] {
+    return [...this.armed.values()].map(({ description, cgroupPath, memcgThresholdBytes, armedAtMs }) => ({ description, cgroupPath, memcgThresholdBytes, armedAtMs }));
+  }
+
+  private async arm(loop: EpollLoop, figures: MemoryThresholdFigures, nowMs: number): Promise<void> {
+    const description = figures.target.description;
+    const cgroupPath = this.cgroupPath(figures.target.signal);
+    let eventFd: EventFd;
+    try {
+      eventFd = await registerMemcgThreshold(this.options.native, cgroupPath, figures.memcgThresholdBytes);
+    } catch (error) {
+      // The previous registration, if any, stays armed: a stale point beats none.
+      this.reportOnce(description, `cannot arm the threshold on ${cgroupPath}: ${errorMessage(error)}`);
+      return;
+    }
+    if (this.stopRequested || !this.wanted.has(description)) {
+      this.options.native.close(eventFd);
+      return;
+    }
+    let armed: Armed | null = null;
+    try {
+      const watch = loop.watch(eventFd, EPOLLIN, (events) => {
+        if (armed !== null) this.onReady(armed, events);
+      });
+      armed = { description, cgroupPath, memcgThresholdBytes: figures.memcgThresholdBytes, armedAtMs: nowMs, watch, crossedSinceArmed: false };
+    } catch (error) {
+      this.reportOnce(description, `cannot watch the threshold on ${cgroupPath}: ${errorMessage(error)}`);
+      return;
+    }
+    // The new registration is in place before the old one goes, so there is no unwatched gap.
+    const previous = this.armed.get(description);
+    if (previous !== undefined) loop.unwatch(previous.watch);
+    this.armed.set(description, armed);
+    this.reported.delete(description);
+    this.logger.info('armed memory threshold', {
+      description,
+      cgroup: cgroupPath,
+      memcgThresholdBytes: figures.memcgThresholdBytes.toString(),
+      capacityBytes: figures.capacityBytes.toString(),
+      inactiveFileBytes: figures.inactiveFileBytes.toString(),
+      rearm: previous !== undefined,
+    });
+  }
+
+  private onReady(armed: Armed, events: number): void {
+    if (this.armed.get(armed.description) !== armed) return;
+    let crossings: bigint;
+    try {
+      // The counter accumulates (both directions, several crossings): read it to reset it, every time.
+      crossings = this.options.native.readEventFd(armed.watch.fd as EventFd);
+    } catch (error) {
+      this.logger.error('cannot read a memory threshold eventfd', { description: armed.description, error: errorMessage(error) });
+      return;
+    }
+    if (crossings === 0n && (events & (EPOLLERR | EPOLLHUP)) === 0) return;
+    // Usage moved past an armed point: every armed value may now be stale, so each may re-arm at once.
+    for (const other of this.armed.values()) other.crossedSinceArmed = true;
+    const event: NotifierEvent = { description: armed.description, atMs: this.options.clock.nowMs() };
+    this.logger.debug(`eviction manager: ${armed.description} crossed`, { crossings: crossings.toString() });
+    this.onEvent?.(event);
+  }
+
+  private ensureLoop(): EpollLoop | null {
+    if (this.loop !== null) return this.loop;
+    if (this.loopUnavailable) return null;
+    try {
+      this.loop = new EpollLoop(this.options.native, this.logger, this.options.loop ?? DEFAULT_EPOLL_LOOP_OPTIONS);
+    } catch (error) {
+      this.loopUnavailable = true;
+      this.logger.error('cannot create the epoll set; memory threshold notifications are off', { error: errorMessage(error) });
+      return null;
+    }
+    return this.loop;
+  }
+
+  private cgroupPath(signal: MemorySignal): string {
+    return join(this.options.memoryMount, signal === 'memory.available' ? this.options.nodeCgroup : this.options.podCgroupRoot);
+  }
+
+  private reportOnce(description: string, problem: string): void {
+    if (this.reported.get(description) === problem) return;
+    this.reported.set(description, problem);
+    this.logger.warn('memory threshold not armed', { description, problem });
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,369 @@
+// A simulated kernel behind the NativeEvents port, so the notifier logic runs without root, cgroups
+// or koffi. It keeps a descriptor table, eventfd counters, epoll sets, memcg threshold
+// registrations made through cgroup.event_control (signalled on each crossing, in either direction,
+// and once when the cgroup is removed, as the kernel does) and PSI triggers (validated like the
+// kernel, raising EPOLLPRI on stall()). It also records what a test needs to check: the writes, the
+// open descriptors, and how many epoll_waits were ever outstanding at once.
+
+import { NativeError } from '../../src/errors.js';
+import {
+  EPOLLERR,
+  EPOLLIN,
+  EPOLLPRI,
+  type AnyFd,
+  type EpollFd,
+  type EventFd,
+  type FileAccess,
+  type FileFd,
+  type NativeEvents,
+  type ReadyEvent,
+} from '../../native/native-events.js';
+
+export const ENOENT = 2;
+export const EBADF = 9;
+export const EEXIST = 17;
+export const EINVAL = 22;
+export const EBUSY = 16;
+export const EMFILE = 24;
+
+type FakeDescriptor =
+  | { readonly kind: 'epoll'; readonly watched: Map<number, { events: number; token: number }> }
+  | { readonly kind: 'eventfd'; counter: bigint }
+  | { readonly kind: 'file'; readonly path: string; readonly access: FileAccess; trigger: string | null; pressureRaised: boolean; broken: boolean };
+
+interface Registration {
+  readonly eventFd: number;
+  readonly thresholdBytes: bigint;
+}
+
+interface FakeCgroup {
+  usageBytes: bigint;
+  registrations: Registration[];
+}
+
+interface PendingWait {
+  readonly epoll: number;
+  readonly maxEvents: number;
+  readonly resolve: (ready: readonly ReadyEvent[]) => void;
+}
+
+type Operation = keyof NativeEvents;
+
+const decoder = new TextDecoder();
+
+export class FakeNative implements NativeEvents {
+  private readonly descriptors = new Map<number, FakeDescriptor>();
+  private readonly cgroups = new Map<string, FakeCgroup>();
+  private readonly pressureFiles = new Set<string>();
+  private readonly failures = new Map<Operation, number>();
+  private readonly waits: PendingWait[] = [];
+  private heldWrites: (() => void)[] | null = null;
+  /** Every successful writeFile: the path written and the text. */
+  readonly writes: { path: string; text: string }[] = [];
+  /** How many waitEpoll calls were made, and the most ever outstanding at once. */
+  waitCalls = 0;
+  maxOutstandingWaits = 0;
+  /** Descriptors ever created (for checking that a re-arm made a new eventfd). */
+  createdFds = 0;
+  /** False simulates a process without CAP_SYS_RESOURCE: PSI windows must be multiples of 2 s. */
+  psiPrivileged = true;
+
+  // --- the simulated machine -------------------------------------------------------------
+
+  /** A cgroup v1 memory cgroup directory with its current usage. */
+  addCgroup(path: string, usageBytes = 0n): void {
+    this.cgroups.set(path, { usageBytes, registrations: [] });
+  }
+
+  /** Moves a cgroup's usage; every registration whose threshold lies between old and new is signalled once. */
+  setUsage(path: string, usageBytes: bigint): void {
+    const cgroup = this.cgroup(path);
+    const before = cgroup.usageBytes;
+    cgroup.usageBytes = usageBytes;
+    for (const registration of cgroup.registrations) {
+      // The kernel counts a threshold as passed when usage >= threshold.
+      if (before >= registration.thresholdBytes !== usageBytes >= registration.thresholdBytes) this.addToCounter(registration.eventFd, 1n);
+    }
+    this.pump();
+  }
+
+  /** Removes a cgroup: the kernel signals each registered eventfd once and drops the registrations. */
+  removeCgroup(path: string): void {
+    const cgroup = this.cgroup(path);
+    for (const registration of cgroup.registrations) this.addToCounter(registration.eventFd, 1n);
+    this.cgroups.delete(path);
+    this.pump();
+  }
+
+  /** A PSI pressure file that accepts triggers. */
+  addPressureFile(path: string): void {
+    this.pressureFiles.add(path);
+  }
+
+  /** A memory stall past every trigger armed on `path`: each trigger descriptor raises EPOLLPRI. */
+  stall(path: string): void {
+    for (const descriptor of this.descriptors.values()) {
+      if (descriptor.kind === 'file' && descriptor.path === path && descriptor.trigger !== null) descriptor.pressureRaised = true;
+    }
+    this.pump();
+  }
+
+  /** The cgroup behind a trigger went away: its descriptors report EPOLLERR from now on. */
+  breakPressureFile(path: string): void {
+    for (const descriptor of this.descriptors.values()) {
+      if (descriptor.kind === 'file' && descriptor.path === path) descriptor.broken = true;
+    }
+    this.pressureFiles.delete(path);
+    this.pump();
+  }
+
+  /** Makes the next call of `operation` fail with `errno`. */
+  failNext(operation: Operation, errno: number): void {
+    this.failures.set(operation, errno);
+  }
+
+  /** Holds every writeFileAsync until releaseWrites(), as a slow kernel registration would. */
+  holdWrites(): void {
+    this.heldWrites ??= [];
+  }
+
+  /** Performs the held writes, in order, and stops holding. */
+  releaseWrites(): void {
+    const held = this.heldWrites ?? [];
+    this.heldWrites = null;
+    for (const perform of held) perform();
+  }
+
+  /** How many async writes are held. */
+  get heldWriteCount(): number {
+    return this.heldWrites?.length ?? 0;
+  }
+
+  /** Ends every outstanding wait as a timeout would. */
+  expireWaits(): void {
+    for (const wait of this.waits.splice(0)) wait.resolve([]);
+  }
+
+  // --- what tests inspect ----------------------------------------------------------------
+
+  get openFdCount(): number {
+    return this.descriptors.size;
+  }
+
+  get outstandingWaits(): number {
+    return this.waits.length;
+  }
+
+  /** The thresholds registered on a cgroup, in registration order. */
+  registrations(path: string): bigint[] {
+    return this.cgroup(path).registrations.map((r) => r.thresholdBytes);
+  }
+
+  /** The open file descriptors' paths (files only). */
+  openPaths(): string[] {
+    return [...this.descriptors.values()].flatMap((d) => (d.kind === 'file' ? [d.path] : []));
+  }
+
+  /** How many descriptors an epoll set watches. */
+  watchedBy(epoll: number): number {
+    const descriptor = this.descriptors.get(epoll);
+    return descriptor?.kind === 'epoll' ? descriptor.watched.size : 0;
+  }
+
+  /** The trigger line written to each open pressure descriptor. */
+  triggers(): { path: string; trigger: string }[] {
+    return [...this.descriptors.values()].flatMap((d) => (d.kind === 'file' && d.trigger !== null ? [{ path: d.path, trigger: d.trigger }] : []));
+  }
+
+  // --- NativeEvents ----------------------------------------------------------------------
+
+  createEpoll(): EpollFd {
+    this.maybeFail('createEpoll', 'epoll_create1');
+    return this.allocate({ kind: 'epoll', watched: new Map() }) as EpollFd;
+  }
+
+  createEventFd(): EventFd {
+    this.maybeFail('createEventFd', 'eventfd');
+    return this.allocate({ kind: 'eventfd', counter: 0n }) as EventFd;
+  }
+
+  addToEpoll(epoll: EpollFd, fd: EventFd | FileFd, events: number, token: number): void {
+    this.maybeFail('addToEpoll', 'epoll_ctl');
+    const set = this.descriptors.get(epoll);
+    if (set?.kind !== 'epoll' || !this.descriptors.has(fd)) throw new NativeError('epoll_ctl', EBADF);
+    if (set.watched.has(fd)) throw new NativeError('epoll_ctl', EEXIST);
+    set.watched.set(fd, { events, token });
+    this.pump();
+  }
+
+  removeFromEpoll(epoll: EpollFd, fd: EventFd | FileFd): void {
+    this.maybeFail('removeFromEpoll', 'epoll_ctl');
+    const set = this.descriptors.get(epoll);
+    if (set?.kind !== 'epoll' || !this.descriptors.has(fd)) throw new NativeError('epoll_ctl', EBADF);
+    if (!set.watched.delete(fd)) throw new NativeError('epoll_ctl', ENOENT);
+  }
+
+  waitEpoll(epoll: EpollFd, maxEvents: number, _timeoutMs: number): Promise<readonly ReadyEvent[]> {
+    this.waitCalls++;
+    const errno = this.failures.get('waitEpoll');
+    if (errno !== undefined) {
+      this.failures.delete('waitEpoll');
+      return Promise.reject(new NativeError('epoll_wait', errno));
+    }
+    if (this.descriptors.get(epoll)?.kind !== 'epoll') return Promise.reject(new NativeError('epoll_wait', EBADF));
+    return new Promise((resolve) => {
+      this.waits.push({ epoll, maxEvents, resolve });
+      this.maxOutstandingWaits = Math.max(this.maxOutstandingWaits, this.waits.length);
+      this.pump();
+    });
+  }
+
+  readEventFd(fd: EventFd): bigint {
+    this.maybeFail('readEventFd', 'read');
+    const descriptor = this.descriptors.get(fd);
+    if (descriptor?.kind !== 'eventfd') throw new NativeError('read', EBADF);
+    const counter = descriptor.counter;
+    descriptor.counter = 0n;
+    return counter;
+  }
+
+  signalEventFd(fd: EventFd, amount: bigint): void {
+    this.maybeFail('signalEventFd', 'write');
+    if (this.descriptors.get(fd)?.kind !== 'eventfd') throw new NativeError('write', EBADF);
+    this.addToCounter(fd, amount);
+    this.pump();
+  }
+
+  openFile(path: string, access: FileAccess): FileFd {
+    this.maybeFail('openFile', 'open');
+    if (!this.fileExists(path)) throw new NativeError('open', ENOENT, path);
+    return this.allocate({ kind: 'file', path, access, trigger: null, pressureRaised: false, broken: false }) as FileFd;
+  }
+
+  writeFile(fd: FileFd, bytes: Uint8Array): void {
+    this.maybeFail('writeFile', 'write');
+    this.write(fd, bytes);
+  }
+
+  writeFileAsync(fd: FileFd, bytes: Uint8Array): Promise<void> {
+    // Like the real call, the write happens later, off the caller's turn (or when released, if held).
+    return new Promise<void>((resolve, reject) => {
+      const perform = (): void => {
+        try {
+          this.maybeFail('writeFileAsync', 'write');
+          this.write(fd, bytes);
+          resolve();
+        } catch (error) {
+          reject(error);
+        }
+      };
+      if (this.heldWrites !== null) this.heldWrites.push(perform);
+      else queueMicrotask(perform);
+    });
+  }
+
+  private write(fd: FileFd, bytes: Uint8Array): void {
+    const descriptor = this.descriptors.get(fd);
+    if (descriptor?.kind !== 'file' || descriptor.access === 'read') throw new NativeError('write', EBADF);
+    const text = decoder.decode(bytes);
+    if (descriptor.path.endsWith('/cgroup.event_control')) this.registerThreshold(descriptor.path.slice(0, -'/cgroup.event_control'.length), text);
+    else if (this.pressureFiles.has(descriptor.path)) this.armTrigger(descriptor, bytes);
+    this.writes.push({ path: descriptor.path, text });
+  }
+
+  close(fd: AnyFd): void {
+    this.maybeFail('close', 'close');
+    const descriptor = this.descriptors.get(fd);
+    if (descriptor === undefined) throw new NativeError('close', EBADF);
+    this.descriptors.delete(fd);
+    // Closing a descriptor drops it from every epoll set, and an eventfd's last close unregisters its thresholds.
+    for (const other of this.descriptors.values()) if (other.kind === 'epoll') other.watched.delete(fd);
+    if (descriptor.kind === 'eventfd') {
+      for (const cgroup of this.cgroups.values()) cgroup.registrations = cgroup.registrations.filter((r) => r.eventFd !== fd);
+    }
+  }
+
+  // --- internals -------------------------------------------------------------------------
+
+  private cgroup(path: string): FakeCgroup {
+    const cgroup = this.cgroups.get(path);
+    if (cgroup === undefined) throw new Error(`no fake cgroup ${path}`);
+    return cgroup;
+  }
+
+  private fileExists(path: string): boolean {
+    if (this.pressureFiles.has(path)) return true;
+    const slash = path.lastIndexOf('/');
+    const name = path.slice(slash + 1);
+    return this.cgroups.has(path.slice(0, slash)) && (name === 'memory.usage_in_bytes' || name === 'cgroup.event_control');
+  }
+
+  private registerThreshold(cgroupPath: string, text: string): void {
+    const match = /^(\d+) (\d+) (\d+)$/.exec(text);
+    if (match === null) throw new NativeError('write', EINVAL, text);
+    const eventFd = Number(match[1]);
+    const watched = this.descriptors.get(Number(match[2]));
+    if (this.descriptors.get(eventFd)?.kind !== 'eventfd') throw new NativeError('write', EBADF, 'not an eventfd');
+    if (watched?.kind !== 'file' || watched.path !== `${cgroupPath}/memory.usage_in_bytes`) throw new NativeError('write', EINVAL, 'not the usage file');
+    this.cgroup(cgroupPath).registrations.push({ eventFd, thresholdBytes: BigInt(match[3] as string) });
+  }
+
+  // kernel/sched/psi.c psi_write + psi_trigger_create: the last byte becomes a NUL, then
+  // "some|full <threshold us> <window us>" with 500 ms <= window <= 10 s and 0 < threshold <= window,
+  // and a window that is a multiple of 2 s without CAP_SYS_RESOURCE.
+  private armTrigger(descriptor: FakeDescriptor & { kind: 'file' }, bytes: Uint8Array): void {
+    if (descriptor.trigger !== null) throw new NativeError('write', EBUSY);
+    const text = decoder.decode(bytes.slice(0, Math.max(0, bytes.length - 1)));
+    const match = /^(some|full) (\d+) (\d+)/.exec(text);
+    if (match === null) throw new NativeError('write', EINVAL, text);
+    const thresholdUs = Number(match[2]);
+    const windowUs = Number(match[3]);
+    if (windowUs < 500_000 || windowUs > 10_000_000 || thresholdUs === 0 || thresholdUs > windowUs) throw new NativeError('write', EINVAL, text);
+    if (!this.psiPrivileged && windowUs % 2_000_000 !== 0) throw new NativeError('write', EINVAL, text);
+    descriptor.trigger = text;
+  }
+
+  private allocate(descriptor: FakeDescriptor): number {
+    // The lowest free number, as the kernel hands them out: a closed number is reused at once.
+    let fd = 3;
+    while (this.descriptors.has(fd)) fd++;
+    this.descriptors.set(fd, descriptor);
+    this.createdFds++;
+    return fd;
+  }
+
+  private addToCounter(fd: number, amount: bigint): void {
+    const descriptor = this.descriptors.get(fd);
+    if (descriptor?.kind === 'eventfd') descriptor.counter += amount;
+  }
+
+  private maybeFail(operation: Operation, syscall: string): void {
+    const errno = this.failures.get(operation);
+    if (errno === undefined) return;
+    this.failures.delete(operation);
+    throw new NativeError(syscall, errno);
+  }
+
+  // Completes outstanding waits whose epoll set has a ready descriptor.
+  private pump(): void {
+    for (const wait of [...this.waits]) {
+      const set = this.descriptors.get(wait.epoll);
+      if (set?.kind !== 'epoll') continue;
+      const ready: ReadyEvent[] = [];
+      for (const [fd, { events, token }] of set.watched) {
+        if (ready.length >= wait.maxEvents) break;
+        const descriptor = this.descriptors.get(fd);
+        if (descriptor?.kind === 'eventfd' && descriptor.counter > 0n && (events & EPOLLIN) !== 0) ready.push({ token, events: EPOLLIN });
+        if (descriptor?.kind === 'file' && descriptor.broken) ready.push({ token, events: EPOLLERR | (events & EPOLLPRI) });
+        else if (descriptor?.kind === 'file' && descriptor.pressureRaised && (events & EPOLLPRI) !== 0) {
+          // PSI clears the event when it is polled.
+          descriptor.pressureRaised = false;
+          ready.push({ token, events: EPOLLPRI });
+        }
+      }
+      if (ready.length === 0) continue;
+      this.waits.splice(this.waits.indexOf(wait), 1);
+      wait.resolve(ready);
+    }
+  }
+}

@@ -1,0 +1,348 @@
+// The cgroup v2 notifier on the simulated kernel and a fake clock: the PSI trigger lines and where
+// they go (including the 2 s window without CAP_SYS_RESOURCE), stall events, the fast check's
+// crossings in both directions, its reads and failures, and stop.
+
+import type { NotifierEvent } from '../../../src/eviction/ports.js';
+import { PsiNotifier, type PsiNotifierOptions } from '../../../src/notifier/psi-notifier.js';
+import { unprivilegedWindowMs } from '../../../src/notifier/psi-trigger.js';
+import { FakeClock, flushMicrotasks } from '../../fakes/fake-clock.js';
+import { EMFILE, FakeNative } from '../../fakes/fake-native.js';
+import { RecordingLogger } from './recording-logger.js';
+import { summary, threshold } from './thresholds.js';
+
+const ROOT = '/fake/cgroup2';
+const PROC = '/fake/proc';
+const NODE_PRESSURE = `${ROOT}/kea-node/memory.pressure`;
+const PODS_PRESSURE = `${ROOT}/kubepods/memory.pressure`;
+const GI = 1024 ** 3;
+
+// Node: capacity 8Gi; with a 1Gi hard threshold the working set may reach 7Gi.
+const nodeSummary = summary({ availableBytes: 4 * GI, usageBytes: 5 * GI, workingSetBytes: 4 * GI }, { availableBytes: 2 * GI, usageBytes: 2 * GI, workingSetBytes: 2 * GI });
+const hardMemory = threshold('memory.available', '1Gi');
+const softMemory = threshold('memory.available', '2Gi', 60_000);
+const hardAllocatable = threshold('allocatableMemory.available', '1Gi');
+
+function setup(overrides: Partial<PsiNotifierOptions> = {}, existing: string[] = [NODE_PRESSURE, PODS_PRESSURE]) {
+  const native = new FakeNative();
+  for (const path of existing) native.addPressureFile(path);
+  native.addPressureFile(`${PROC}/pressure/memory`);
+  const clock = new FakeClock();
+  const logger = new RecordingLogger();
+  const files = new Map<string, string>();
+  const reads: string[] = [];
+  const setMemory = (cgroup: string, currentBytes: number, inactiveFileBytes: number): void => {
+    files.set(`${ROOT}/${cgroup}/memory.current`, `${currentBytes}\n`);
+    files.set(`${ROOT}/${cgroup}/memory.stat`, `anon 1\nactive_file 2\ninactive_file ${inactiveFileBytes}\n`);
+  };
+  const notifier = new PsiNotifier({
+    cgroupRoot: ROOT,
+    nodeCgroup: 'kea-node',
+    podCgroupRoot: 'kubepods',
+    procRoot: PROC,
+    psiStallThresholdMs: 100,
+    psiWindowMs: 1000,
+    fastCheckIntervalMs: 250,
+    clock,
+    logger,
+    native,
+    readText: async (path) => {
+      reads.push(path);
+      const text = files.get(path);
+      if (text === undefined) throw new Error(`ENOENT: ${path}`);
+      return text;
+    },
+    fileExists: (path) => existing.includes(path) || files.has(path),
+    ...overrides,
+  });
+  const events: NotifierEvent[] = [];
+  /** start(), then waits for the PSI triggers to be armed. */
+  const start = async (): Promise<void> => {
+    notifier.start((event) => events.push(event));
+    await notifier.settled();
+  };
+  return { native, clock, logger, files, reads, setMemory, notifier, events, start };
+}
+
+describe('PsiNotifier PSI triggers', () => {
+  test('arms "some <stall us> <window us>" on the node and kubepods memory.pressure, NUL-terminated', async () => {
+    const { native, notifier, start } = setup();
+    await start();
+    expect(native.triggers()).toEqual([
+      { path: NODE_PRESSURE, trigger: 'some 100000 1000000' },
+      { path: PODS_PRESSURE, trigger: 'some 100000 1000000' },
+    ]);
+    expect(native.writes.map((w) => w.text)).toEqual(['some 100000 1000000\0', 'some 100000 1000000\0']);
+    expect(notifier.psiTriggers()).toEqual([
+      { description: 'psi memory pressure', pressurePath: NODE_PRESSURE, windowMs: 1000 },
+      { description: 'psi allocatable memory pressure', pressurePath: PODS_PRESSURE, windowMs: 1000 },
+    ]);
+    await notifier.stop();
+  });
+
+  test('the root cgroup without memory.pressure uses the system-wide /proc/pressure/memory', async () => {
+    const { native, notifier, start } = setup({ nodeCgroup: '' }, []);
+    await start();
+    expect(native.triggers()).toEqual([{ path: `${PROC}/pressure/memory`, trigger: 'some 100000 1000000' }]);
+    await notifier.stop();
+  });
+
+  test('a stall calls onEvent with the trigger that fired', async () => {
+    const { native, notifier, start, events, clock } = setup();
+    await start();
+    clock.step(42);
+    native.stall(PODS_PRESSURE);
+    await flushMicrotasks();
+    native.stall(NODE_PRESSURE);
+    await flushMicrotasks();
+    expect(events).toEqual([
+      { description: 'psi allocatable memory pressure', atMs: clock.nowMs() },
+      { description: 'psi memory pressure', atMs: clock.nowMs() },
+    ]);
+    expect(native.maxOutstandingWaits).toBe(1);
+    await notifier.stop();
+  });
+
+  test('a trigger the kernel refuses is reported and the fast check still runs', async () => {
+    const { native, notifier, start, logger, clock, setMemory, events } = setup({ psiStallThresholdMs: 0 });
+    await start();
+    expect(native.triggers()).toEqual([]);
+    expect(logger.at('warn').map((l) => String(l.fields['problem']))).toEqual([
+      `cannot arm the PSI trigger on ${NODE_PRESSURE}: write failed with errno 22: some 0 1000000; with a 2000 ms window: write failed with errno 22: some 0 2000000`,
+      `cannot arm the PSI trigger on ${PODS_PRESSURE}: write failed with errno 22: some 0 1000000; with a 2000 ms window: write failed with errno 22: some 0 2000000`,
+    ]);
+    // epoll set and wake-up eventfd only: the refused trigger descriptors were closed
+    expect(native.openFdCount).toBe(2);
+    setMemory('kea-node', 8 * GI, 0);
+    notifier.updateThresholds(nodeSummary, [hardMemory]);
+    await clock.stepAsync(250);
+    expect(events.map((e) => e.description)).toEqual(['hard memory eviction threshold']);
+    await notifier.stop();
+  });
+
+  test('without CAP_SYS_RESOURCE the window is widened to the next multiple of 2 s, and that is logged', async () => {
+    const { native, notifier, start, logger } = setup({ psiWindowMs: 1500 });
+    native.psiPrivileged = false;
+    await start();
+    expect(native.triggers()).toEqual([
+      { path: NODE_PRESSURE, trigger: 'some 100000 2000000' },
+      { path: PODS_PRESSURE, trigger: 'some 100000 2000000' },
+    ]);
+    expect(notifier.psiTriggers().map((t) => t.windowMs)).toEqual([2000, 2000]);
+    expect(logger.at('warn').map((l) => [l.fields['psiWindowMs'], l.fields['windowMs']])).toEqual([
+      [1500, 2000],
+      [1500, 2000],
+    ]);
+    expect(native.openFdCount).toBe(4);
+    await notifier.stop();
+    expect(native.openFdCount).toBe(0);
+  });
+
+  test('stop while a trigger write is in flight waits for it, then closes its descriptor', async () => {
+    const { native, notifier } = setup();
+    native.holdWrites();
+    notifier.start(() => {});
+    let stopped = false;
+    const stopping = notifier.stop().then(() => {
+      stopped = true;
+    });
+    await flushMicrotasks();
+    expect(stopped).toBe(false);
+    native.releaseWrites();
+    await stopping;
+    expect(native.openFdCount).toBe(0);
+    expect(notifier.psiTriggers()).toEqual([]);
+  });
+
+  test('a trigger whose cgroup went away (EPOLLERR) is dropped and closed', async () => {
+    const { native, notifier, start, logger, events } = setup();
+    await start();
+    native.breakPressureFile(PODS_PRESSURE);
+    await flushMicrotasks();
+    expect(events).toEqual([]);
+    expect(notifier.psiTriggers().map((t) => t.pressurePath)).toEqual([NODE_PRESSURE]);
+    expect(native.openPaths()).toEqual([NODE_PRESSURE]);
+    expect(logger.at('warn').map((l) => l.msg)).toEqual(['a PSI trigger stopped working']);
+    await notifier.stop();
+  });
+});
+
+describe('unprivilegedWindowMs', () => {
+  const cases = [
+    { windowMs: 1000, expected: 2000 },
+    { windowMs: 500, expected: 2000 },
+    { windowMs: 2000, expected: null },
+    { windowMs: 9000, expected: 10_000 },
+    { windowMs: 10_000, expected: null },
+    { windowMs: 100, expected: null },
+  ];
+  for (const tc of cases) test(`${tc.windowMs} ms -> ${tc.expected}`, () => expect(unprivilegedWindowMs(tc.windowMs)).toBe(tc.expected));
+});
+
+describe('PsiNotifier fast check', () => {
+  test('reports each crossing of capacity - threshold by the working set, in either direction, once', async () => {
+    const { notifier, start, events, clock, setMemory } = setup();
+    setMemory('kea-node', 6 * GI, 0);
+    notifier.updateThresholds(nodeSummary, [hardMemory, softMemory]);
+    await start();
+    await clock.stepAsync(250);
+    // working set 6Gi: exactly at the soft limit (available 2Gi, not below it)
+    expect(events).toEqual([]);
+    setMemory('kea-node', 6 * GI + 1, 0);
+    await clock.stepAsync(250);
+    expect(events).toEqual([{ description: 'soft memory eviction threshold', atMs: clock.nowMs() }]);
+    // usage far above 7Gi, but mostly inactive page cache: the working set is what counts
+    setMemory('kea-node', 9 * GI, 2 * GI + 512);
+    await clock.stepAsync(250);
+    expect(events.map((e) => e.description)).toEqual(['soft memory eviction threshold']);
+    setMemory('kea-node', 9 * GI, GI);
+    await clock.stepAsync(250);
+    await clock.stepAsync(250);
+    expect(events.map((e) => e.description)).toEqual(['soft memory eviction threshold', 'hard memory eviction threshold']);
+    setMemory('kea-node', 5 * GI, 0);
+    await clock.stepAsync(250);
+    expect(events.map((e) => e.description)).toEqual([
+      'soft memory eviction threshold',
+      'hard memory eviction threshold',
+      'hard memory eviction threshold',
+      'soft memory eviction threshold',
+    ]);
+    await notifier.stop();
+  });
+
+  test('checks every fastCheckIntervalMs and reads each cgroup once per check', async () => {
+    const { notifier, start, clock, setMemory, reads } = setup();
+    setMemory('kea-node', GI, 0);
+    setMemory('kubepods', GI, 0);
+    notifier.updateThresholds(nodeSummary, [hardMemory, softMemory, hardAllocatable]);
+    await start();
+    await clock.stepAsync(249);
+    expect(reads).toEqual([]);
+    await clock.stepAsync(1);
+    expect(reads.sort()).toEqual([`${ROOT}/kea-node/memory.current`, `${ROOT}/kea-node/memory.stat`, `${ROOT}/kubepods/memory.current`, `${ROOT}/kubepods/memory.stat`]);
+    await clock.stepAsync(1000);
+    expect(reads).toHaveLength(4 * 5);
+    await notifier.stop();
+  });
+
+  test('the allocatable threshold is checked on the kubepods cgroup', async () => {
+    const { notifier, start, events, clock, setMemory } = setup();
+    setMemory('kea-node', GI, 0);
+    setMemory('kubepods', GI + 1, 0);
+    notifier.updateThresholds(nodeSummary, [hardMemory, hardAllocatable]);
+    await start();
+    await clock.stepAsync(250);
+    // kubepods capacity 4Gi, threshold 1Gi: a working set over 3Gi meets it
+    expect(events).toEqual([]);
+    setMemory('kubepods', 3 * GI + 1, 0);
+    await clock.stepAsync(250);
+    expect(events.map((e) => e.description)).toEqual(['hard allocatable memory eviction threshold']);
+    await notifier.stop();
+  });
+
+  test('a threshold already met at the first check is reported once', async () => {
+    const { notifier, start, events, clock, setMemory } = setup();
+    setMemory('kea-node', 8 * GI, 0);
+    notifier.updateThresholds(nodeSummary, [hardMemory]);
+    await start();
+    await clock.stepAsync(750);
+    expect(events.map((e) => e.description)).toEqual(['hard memory eviction threshold']);
+    await notifier.stop();
+  });
+
+  test('the root cgroup is read from /proc/meminfo when it has no memory.current', async () => {
+    const { notifier, start, events, clock, files, reads } = setup({ nodeCgroup: '' }, []);
+    // MemTotal 8Gi, free 512Mi, inactive file 256Mi: working set 7.25Gi
+    files.set(`${PROC}/meminfo`, `MemTotal: ${8 * 1024 * 1024} kB\nMemFree: ${512 * 1024} kB\nInactive(file): ${256 * 1024} kB\n`);
+    notifier.updateThresholds(nodeSummary, [hardMemory]);
+    await start();
+    await clock.stepAsync(250);
+    expect(reads).toEqual([`${PROC}/meminfo`]);
+    expect(events.map((e) => e.description)).toEqual(['hard memory eviction threshold']);
+    await notifier.stop();
+  });
+
+  test('an unreadable cgroup is reported once, and checks go on', async () => {
+    const { notifier, start, events, clock, logger, setMemory } = setup();
+    notifier.updateThresholds(nodeSummary, [hardMemory]);
+    await start();
+    await clock.stepAsync(1000);
+    expect(logger.at('warn').map((l) => l.fields['problem'])).toEqual([`cannot read the working set: ENOENT: ${ROOT}/kea-node/memory.current`]);
+    setMemory('kea-node', 8 * GI, 0);
+    await clock.stepAsync(250);
+    expect(events.map((e) => e.description)).toEqual(['hard memory eviction threshold']);
+    await notifier.stop();
+  });
+
+  test('an incomplete summary keeps the last good figures and is reported once', async () => {
+    const { notifier, start, events, clock, logger, setMemory } = setup();
+    notifier.updateThresholds(nodeSummary, [hardMemory]);
+    for (let i = 0; i < 3; i++) notifier.updateThresholds(summary(null), [hardMemory]);
+    expect(logger.at('warn')).toHaveLength(1);
+    setMemory('kea-node', 8 * GI, 0);
+    await start();
+    await clock.stepAsync(250);
+    expect(events.map((e) => e.description)).toEqual(['hard memory eviction threshold']);
+    await notifier.stop();
+  });
+
+  test('a slow read never overlaps the next check', async () => {
+    const pending: (() => void)[] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const { notifier, start, clock } = setup({
+      readText: (path) => {
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        return new Promise((resolve) => {
+          pending.push(() => {
+            inFlight--;
+            resolve(path.endsWith('memory.current') ? '1\n' : 'inactive_file 0\n');
+          });
+        });
+      },
+    });
+    notifier.updateThresholds(nodeSummary, [hardMemory]);
+    await start();
+    await clock.stepAsync(2000);
+    // one check in flight (memory.current and memory.stat), no next one scheduled meanwhile
+    expect(pending).toHaveLength(2);
+    expect(clock.pendingTimers()).toBe(0);
+    for (const release of pending.splice(0)) release();
+    await flushMicrotasks();
+    expect(clock.pendingTimers()).toBe(1);
+    expect(maxInFlight).toBe(2);
+    await notifier.stop();
+  });
+});
+
+describe('PsiNotifier stop', () => {
+  test('stop wakes the wait, cancels the fast check and closes every descriptor', async () => {
+    const { native, notifier, start, clock, events, setMemory } = setup();
+    await start();
+    await flushMicrotasks();
+    expect(native.outstandingWaits).toBe(1);
+    expect(clock.pendingTimers()).toBe(1);
+    await notifier.stop();
+    expect(native.outstandingWaits).toBe(0);
+    expect(native.openFdCount).toBe(0);
+    expect(clock.pendingTimers()).toBe(0);
+    setMemory('kea-node', 8 * GI, 0);
+    notifier.updateThresholds(nodeSummary, [hardMemory]);
+    await clock.stepAsync(1000);
+    expect(events).toEqual([]);
+    expect(notifier.stop()).toBe(notifier.stop());
+  });
+
+  test('without an epoll set the fast check alone runs', async () => {
+    const { native, notifier, start, clock, events, setMemory, logger } = setup();
+    native.failNext('createEpoll', EMFILE);
+    setMemory('kea-node', 8 * GI, 0);
+    notifier.updateThresholds(nodeSummary, [hardMemory]);
+    await start();
+    await clock.stepAsync(250);
+    expect(events.map((e) => e.description)).toEqual(['hard memory eviction threshold']);
+    expect(logger.at('error').map((l) => l.msg)).toEqual(['cannot create the epoll set; PSI triggers are off, the fast check still runs']);
+    await notifier.stop();
+    expect(native.openFdCount).toBe(0);
+  });
+});
