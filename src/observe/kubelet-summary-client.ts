@@ -15,7 +15,7 @@ import { AgentError } from '../errors.js';
 import type { NodeObserver, Observation } from '../eviction/ports.js';
 import { filesystemLayoutFromSummary } from './filesystem-layout.js';
 import { describeError, ProblemLog } from './problem-log.js';
-import { validateSummary } from './summary-validation.js';
+import { validateSummary } from '../api/summary-validation.js';
 
 export interface KubeletSummaryObserverOptions {
   /** The kubelet's base URL (`https://127.0.0.1:10250`); `/stats/summary` is appended. */

@@ -4,7 +4,11 @@
 
 import type { Node, Pod } from '../api/pod.js';
 import type { Summary } from '../api/summary.js';
+import { validateSummary as checkSummary } from '../api/summary-validation.js';
+import { formatRfc3339, parseRfc3339 } from '../api/time.js';
 import { ReplayInputError } from '../errors.js';
+
+export { formatRfc3339, parseRfc3339 };
 
 /** One parsed step. Absent keys are `undefined` and keep the previous step's value. */
 export interface ReplayStep {
@@ -68,103 +72,21 @@ function requiredString(obj: Record<string, Json>, key: string, where: Where): s
   return value;
 }
 
-// Summary numbers are unsigned integers (bytes, inodes, counts).
-function optionalCount(obj: Record<string, Json>, key: string, where: Where): void {
-  const value = obj[key];
-  if (value === undefined || value === null) return;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw where.key(key).error(`expected a non-negative integer, got ${JSON.stringify(value)}`);
-}
-
-/** Parses an RFC 3339 timestamp to ms since the epoch. */
-export function parseRfc3339(value: string): number | null {
-  if (!/^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(value)) return null;
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? null : ms;
-}
-
-function optionalTime(obj: Record<string, Json>, key: string, where: Where): void {
-  const value = obj[key];
-  if (value === undefined || value === null) return;
-  if (typeof value !== 'string' || parseRfc3339(value) === null) throw where.key(key).error(`expected an RFC 3339 timestamp, got ${JSON.stringify(value)}`);
-}
-
-function validateMemory(value: Json | undefined, where: Where): void {
-  if (value === undefined || value === null) return;
-  const memory = expectObject(value, where);
-  optionalTime(memory, 'time', where);
-  for (const key of ['availableBytes', 'usageBytes', 'workingSetBytes', 'rssBytes']) optionalCount(memory, key, where);
-}
-
-function validateFs(value: Json | undefined, where: Where): void {
-  if (value === undefined || value === null) return;
-  const fs = expectObject(value, where);
-  optionalTime(fs, 'time', where);
-  for (const key of ['availableBytes', 'capacityBytes', 'usedBytes', 'inodesFree', 'inodes', 'inodesUsed']) optionalCount(fs, key, where);
-}
-
-/** Validates the fields of a kubelet Summary the engine reads; other fields are accepted and ignored. */
-export function validateSummary(value: unknown, where: Where): Summary {
-  const summary = expectObject(value, where);
-  const nodeWhere = where.key('node');
-  const node = expectObject(summary.node ?? {}, nodeWhere);
-  validateMemory(node.memory, nodeWhere.key('memory'));
-  validateFs(node.fs, nodeWhere.key('fs'));
-  if (node.systemContainers !== undefined && node.systemContainers !== null) {
-    expectArray(node.systemContainers, nodeWhere.key('systemContainers')).forEach((c, i) => {
-      const cw = nodeWhere.key('systemContainers').index(i);
-      const container = expectObject(c, cw);
-      requiredString(container, 'name', cw);
-      validateMemory(container.memory, cw.key('memory'));
-    });
+/**
+ * The shared Summary check (the kubelet client's too), strict here: a recording with any field
+ * of the wrong shape is refused at its first problem, named by line and field.
+ */
+function validateSummary(value: unknown, where: Where): Summary {
+  const { summary, problems } = checkSummary(value);
+  const first = problems[0];
+  if (summary === null || first !== undefined) {
+    const separator = first?.indexOf(': ') ?? -1;
+    // Problems read `node.memory.availableBytes: expected ...`; the path goes into the field.
+    const field = first === undefined || separator < 0 ? '' : first.slice(0, separator);
+    const message = first === undefined ? 'is not a Summary' : separator < 0 ? first : first.slice(separator + 2);
+    throw new ReplayInputError(where.line, field === '' || field === 'summary' ? where.path : `${where.path}.${field}`, message);
   }
-  if (node.runtime !== undefined && node.runtime !== null) {
-    const rw = nodeWhere.key('runtime');
-    const runtime = expectObject(node.runtime, rw);
-    validateFs(runtime.imageFs, rw.key('imageFs'));
-    validateFs(runtime.containerFs, rw.key('containerFs'));
-  }
-  if (node.rlimit !== undefined && node.rlimit !== null) {
-    const lw = nodeWhere.key('rlimit');
-    const rlimit = expectObject(node.rlimit, lw);
-    optionalTime(rlimit, 'time', lw);
-    optionalCount(rlimit, 'maxpid', lw);
-    optionalCount(rlimit, 'curproc', lw);
-  }
-  if (summary.pods !== undefined && summary.pods !== null) {
-    expectArray(summary.pods, where.key('pods')).forEach((p, i) => validatePodStats(p, where.key('pods').index(i)));
-  }
-  return { ...(summary as unknown as Summary), node: node as unknown as Summary['node'] };
-}
-
-function validatePodStats(value: Json, where: Where): void {
-  const stats = expectObject(value, where);
-  const refWhere = where.key('podRef');
-  const ref = expectObject(stats.podRef, refWhere);
-  requiredString(ref, 'uid', refWhere);
-  optionalString(ref, 'name', refWhere);
-  optionalString(ref, 'namespace', refWhere);
-  validateMemory(stats.memory, where.key('memory'));
-  validateFs(stats['ephemeral-storage'], where.key('ephemeral-storage'));
-  if (stats.containers !== undefined && stats.containers !== null) {
-    expectArray(stats.containers, where.key('containers')).forEach((c, i) => {
-      const cw = where.key('containers').index(i);
-      const container = expectObject(c, cw);
-      requiredString(container, 'name', cw);
-      validateMemory(container.memory, cw.key('memory'));
-      validateFs(container.rootfs, cw.key('rootfs'));
-      validateFs(container.logs, cw.key('logs'));
-    });
-  }
-  if (stats.volume !== undefined && stats.volume !== null) {
-    expectArray(stats.volume, where.key('volume')).forEach((v, i) => {
-      const vw = where.key('volume').index(i);
-      requiredString(expectObject(v, vw), 'name', vw);
-      validateFs(v, vw);
-    });
-  }
-  if (stats.process_stats !== undefined && stats.process_stats !== null) {
-    optionalCount(expectObject(stats.process_stats, where.key('process_stats')), 'process_count', where.key('process_stats'));
-  }
+  return summary;
 }
 
 function validateResources(value: Json | undefined, where: Where): void {
@@ -304,9 +226,4 @@ export function parseReplayLine(text: string, line: number, previousTimeMs: numb
     result[key] = v;
   }
   return result;
-}
-
-/** RFC 3339 in UTC, without fractional seconds when they are zero (`2026-01-01T00:00:10Z`). */
-export function formatRfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace('.000Z', 'Z');
 }

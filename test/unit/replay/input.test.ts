@@ -16,7 +16,7 @@ describe('parseReplayLine rejects bad input, naming the line and the field', () 
     { name: 'summary-bytes-as-string', text: `{"time": "${T0}", "summary": {"node": {"memory": {"availableBytes": "1Gi"}}}}`, field: 'summary.node.memory.availableBytes', message: /non-negative integer, got "1Gi"/ },
     { name: 'summary-negative-bytes', text: `{"time": "${T0}", "summary": {"node": {"fs": {"capacityBytes": -1}}}}`, field: 'summary.node.fs.capacityBytes', message: /non-negative integer/ },
     { name: 'summary-bad-stat-time', text: `{"time": "${T0}", "summary": {"node": {"memory": {"time": "noon"}}}}`, field: 'summary.node.memory.time', message: /RFC 3339/ },
-    { name: 'pod-stats-without-uid', text: `{"time": "${T0}", "summary": {"node": {}, "pods": [{"podRef": {"name": "a"}}]}}`, field: 'summary.pods[0].podRef.uid', message: /is required/ },
+    { name: 'pod-stats-without-uid', text: `{"time": "${T0}", "summary": {"node": {}, "pods": [{"podRef": {"name": "a"}}]}}`, field: 'summary.pods[0].podRef', message: /name, namespace and uid/ },
     { name: 'pods-not-an-array', text: `{"time": "${T0}", "pods": {}}`, field: 'pods', message: /expected an array/ },
     { name: 'pod-without-uid', text: JSON.stringify({ time: T0, pods: [pod({ metadata: { name: 'p' } })] }), field: 'pods[0].metadata.uid', message: /is required/ },
     { name: 'pod-without-containers', text: JSON.stringify({ time: T0, pods: [pod({ spec: {} })] }), field: 'pods[0].spec.containers', message: /is required/ },

@@ -2,7 +2,7 @@
 // become problems and are dropped, never crashes; unknown fields are ignored.
 
 import { filesystemLayoutFromSummary, fsStatsDiffer } from '../../../src/observe/filesystem-layout.js';
-import { validateSummary } from '../../../src/observe/summary-validation.js';
+import { validateSummary } from '../../../src/api/summary-validation.js';
 
 describe('validateSummary', () => {
   test('a complete summary passes unchanged, extra fields dropped', () => {
@@ -11,11 +11,11 @@ describe('validateSummary', () => {
         nodeName: 'n',
         startTime: 'ignored',
         cpu: { usageNanoCores: 1 },
-        memory: { time: 't', availableBytes: 1, usageBytes: 2, workingSetBytes: 3, rssBytes: 4, pageFaults: 9 },
+        memory: { time: '2026-11-01T12:00:00Z', availableBytes: 1, usageBytes: 2, workingSetBytes: 3, rssBytes: 4, pageFaults: 9 },
         systemContainers: [{ name: 'pods', memory: { availableBytes: 5, workingSetBytes: 6 } }, { name: 'kubelet' }],
-        fs: { time: 't', availableBytes: 1, capacityBytes: 2, usedBytes: 3, inodesFree: 4, inodes: 5, inodesUsed: 6 },
+        fs: { time: '2026-11-01T12:00:00Z', availableBytes: 1, capacityBytes: 2, usedBytes: 3, inodesFree: 4, inodes: 5, inodesUsed: 6 },
         runtime: { imageFs: { availableBytes: 1 }, containerFs: { capacityBytes: 2 } },
-        rlimit: { time: 't', maxpid: 10, curproc: 3 },
+        rlimit: { time: '2026-11-01T12:00:00Z', maxpid: 10, curproc: 3 },
       },
       pods: [
         {
@@ -33,11 +33,11 @@ describe('validateSummary', () => {
     expect(summary).toEqual({
       node: {
         nodeName: 'n',
-        memory: { time: 't', availableBytes: 1, usageBytes: 2, workingSetBytes: 3, rssBytes: 4 },
+        memory: { time: '2026-11-01T12:00:00Z', availableBytes: 1, usageBytes: 2, workingSetBytes: 3, rssBytes: 4 },
         systemContainers: [{ name: 'pods', memory: { availableBytes: 5, workingSetBytes: 6 } }, { name: 'kubelet' }],
-        fs: { time: 't', availableBytes: 1, capacityBytes: 2, usedBytes: 3, inodesFree: 4, inodes: 5, inodesUsed: 6 },
+        fs: { time: '2026-11-01T12:00:00Z', availableBytes: 1, capacityBytes: 2, usedBytes: 3, inodesFree: 4, inodes: 5, inodesUsed: 6 },
         runtime: { imageFs: { availableBytes: 1 }, containerFs: { capacityBytes: 2 } },
-        rlimit: { time: 't', maxpid: 10, curproc: 3 },
+        rlimit: { time: '2026-11-01T12:00:00Z', maxpid: 10, curproc: 3 },
       },
       pods: [
         {
@@ -53,9 +53,9 @@ describe('validateSummary', () => {
   });
 
   const cases = [
-    { name: 'string-counter', doc: { node: { memory: { availableBytes: '5', usageBytes: 1 } } }, path: ['node', 'memory'], want: { usageBytes: 1 }, problem: 'node.memory.availableBytes: expected a non-negative number, got "5"' },
-    { name: 'negative-counter', doc: { node: { fs: { capacityBytes: -1 } } }, path: ['node', 'fs'], want: {}, problem: 'node.fs.capacityBytes: expected a non-negative number, got -1' },
-    { name: 'numeric-time', doc: { node: { rlimit: { time: 5, maxpid: 1 } } }, path: ['node', 'rlimit'], want: { maxpid: 1 }, problem: 'node.rlimit.time: expected an RFC 3339 string, got 5' },
+    { name: 'string-counter', doc: { node: { memory: { availableBytes: '5', usageBytes: 1 } } }, path: ['node', 'memory'], want: { usageBytes: 1 }, problem: 'node.memory.availableBytes: expected a non-negative integer, got "5"' },
+    { name: 'negative-counter', doc: { node: { fs: { capacityBytes: -1 } } }, path: ['node', 'fs'], want: {}, problem: 'node.fs.capacityBytes: expected a non-negative integer, got -1' },
+    { name: 'numeric-time', doc: { node: { rlimit: { time: 5, maxpid: 1 } } }, path: ['node', 'rlimit'], want: { maxpid: 1 }, problem: 'node.rlimit.time: expected an RFC 3339 timestamp, got 5' },
     { name: 'memory-not-an-object', doc: { node: { memory: [1] } }, path: ['node', 'memory'], want: undefined, problem: 'node.memory: expected an object, got [1]' },
     { name: 'system-container-without-name', doc: { node: { systemContainers: [{ memory: {} }] } }, path: ['node', 'systemContainers'], want: [], problem: 'node.systemContainers[0].name: expected a name, got undefined' },
     { name: 'pods-not-an-array', doc: { node: {}, pods: {} }, path: ['pods'], want: undefined, problem: 'pods: expected an array, got {}' },
@@ -74,7 +74,7 @@ describe('validateSummary', () => {
       want: {},
       problem: undefined,
     },
-    { name: 'infinite-ruled-out', doc: { node: { memory: { usageBytes: Number.POSITIVE_INFINITY } } }, path: ['node', 'memory'], want: {}, problem: 'node.memory.usageBytes: expected a non-negative number, got null' },
+    { name: 'infinite-ruled-out', doc: { node: { memory: { usageBytes: Number.POSITIVE_INFINITY } } }, path: ['node', 'memory'], want: {}, problem: 'node.memory.usageBytes: expected a non-negative integer, got null' },
   ];
   for (const tc of cases) {
     test(tc.name, () => {

@@ -1,9 +1,12 @@
-// Checks a Summary that came from outside (the kubelet's /stats/summary) field by field and keeps
-// only what has the right shape: a field of the wrong type is dropped and named in a problem, a pod
-// without a complete podRef is dropped, unknown fields are ignored. The result holds only the
-// fields the engine reads, so a kubelet that adds or changes fields cannot crash the agent.
+// Checks a Summary that came from outside (the kubelet's /stats/summary, a replay recording) field
+// by field and keeps only what has the right shape: a field of the wrong type is dropped and named
+// in a problem (`node.memory.availableBytes: expected ...`), a pod without a complete podRef is
+// dropped, unknown fields are ignored. The result holds only the fields the engine reads, so a
+// kubelet that adds or changes fields cannot crash the agent. The kubelet client keeps what is
+// valid; replay refuses a line with any problem.
 
-import type { ContainerStats, FsStats, MemoryStats, NodeStats, PodStats, RuntimeStats, Summary, SystemContainerStats, VolumeStats } from '../api/summary.js';
+import type { ContainerStats, FsStats, MemoryStats, NodeStats, PodStats, RuntimeStats, Summary, SystemContainerStats, VolumeStats } from './summary.js';
+import { parseRfc3339 } from './time.js';
 
 export interface ValidatedSummary {
   /** Null when the document is not a Summary at all (no `node` object). */
@@ -47,14 +50,14 @@ class Checker {
   counters<T extends object>(source: Json, path: string, keys: readonly string[]): T {
     const out: Record<string, unknown> = {};
     if (source.time !== undefined && source.time !== null) {
-      if (typeof source.time === 'string') out.time = source.time;
-      else this.wrong(`${path}.time`, 'an RFC 3339 string', source.time);
+      if (typeof source.time === 'string' && parseRfc3339(source.time) !== null) out.time = source.time;
+      else this.wrong(`${path}.time`, 'an RFC 3339 timestamp', source.time);
     }
     for (const key of keys) {
       const value = source[key];
       if (value === undefined || value === null) continue;
-      if (typeof value === 'number' && Number.isFinite(value) && value >= 0) out[key] = value;
-      else this.wrong(`${path}.${key}`, 'a non-negative number', value);
+      if (typeof value === 'number' && Number.isInteger(value) && value >= 0) out[key] = value;
+      else this.wrong(`${path}.${key}`, 'a non-negative integer', value);
     }
     return out as T;
   }
