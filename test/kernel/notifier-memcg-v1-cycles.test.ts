@@ -4,7 +4,6 @@
 // alongside the other tests. Needs root and a cgroup v1 memory hierarchy; skipped otherwise. Its two
 // cgroups come from the shared sandbox (test/helpers/cgroup-sandbox.ts), removed even when it fails.
 
-import { readdirSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { silentLogger } from '../../src/api/logger.js';
@@ -15,6 +14,7 @@ import { createMemoryThresholdNotifier } from '../../src/notifier/create-memory-
 import type { MemcgV1Notifier } from '../../src/notifier/memcg-v1-notifier.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { CgroupSandbox, cgroupV1Unavailable } from '../helpers/cgroup-sandbox.js';
+import { openFds } from '../helpers/open-fds.js';
 
 const CGROUP_ROOT = '/sys/fs/cgroup';
 const MI = 1n << 20n;
@@ -29,7 +29,6 @@ function summaryOf(availableBytes: bigint): Summary {
   return { node: { memory, systemContainers: [{ name: 'pods', memory }] } };
 }
 
-const openFds = (): number => readdirSync('/proc/self/fd').length;
 
 const skip = cgroupV1Unavailable();
 if (skip !== null) console.log(`skipping the cgroup v1 notifier soak: ${skip}`);

@@ -6,7 +6,7 @@
 // a test fails); the allocators are started, and ended, here.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { silentLogger } from '../../src/api/logger.js';
@@ -18,6 +18,7 @@ import { createMemoryThresholdNotifier } from '../../src/notifier/create-memory-
 import type { MemcgV1Notifier } from '../../src/notifier/memcg-v1-notifier.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { CgroupSandbox, cgroupV1Unavailable } from '../helpers/cgroup-sandbox.js';
+import { openFds } from '../helpers/open-fds.js';
 
 const CGROUP_ROOT = '/sys/fs/cgroup';
 const MI = 1n << 20n;
@@ -128,7 +129,6 @@ function summaryOf(nodeAvailableBytes: bigint, podsAvailableBytes: bigint | null
   };
 }
 
-const openFds = (): number => readdirSync('/proc/self/fd').length;
 
 const skip = cgroupV1Unavailable();
 if (skip !== null) console.log(`skipping the cgroup v1 notifier tests: ${skip}`);

@@ -1,15 +1,15 @@
 // The native layer on the real kernel: eventfd, epoll (struct layout included), the async wait and
 // write, and errno turned into NativeError. Needs Linux but no privileges.
 
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLibcNativeEvents } from '../../native/libc-native-events.js';
 import { EPOLLIN, type AnyFd } from '../../native/native-events.js';
 import { NativeError } from '../../src/errors.js';
+import { openFds } from '../helpers/open-fds.js';
 
 const native = createLibcNativeEvents();
-const openFds = (): number => readdirSync('/proc/self/fd').length;
 const skip = process.platform !== 'linux' ? 'not Linux' : null;
 if (skip !== null) console.log(`skipping the native layer tests: ${skip}`);
 const maybe = skip === null ? describe : describe.skip;

@@ -17,6 +17,7 @@ import type { NotifierEvent } from '../../src/eviction/ports.js';
 import { createMemoryThresholdNotifier, type MemoryThresholdNotifierOptions } from '../../src/notifier/create-memory-threshold-notifier.js';
 import type { PsiNotifier } from '../../src/notifier/psi-notifier.js';
 import { CgroupSandbox, cgroupV1Unavailable } from '../helpers/cgroup-sandbox.js';
+import { openFds } from '../helpers/open-fds.js';
 
 const PROC_PRESSURE = '/proc/pressure/memory';
 const GI = 1024 ** 3;
@@ -31,7 +32,6 @@ function pressureSkipReason(): string | null {
   return null;
 }
 
-const openFds = (): number => readdirSync('/proc/self/fd').length;
 const openPaths = (): string[] =>
   readdirSync('/proc/self/fd').flatMap((fd) => {
     try {
