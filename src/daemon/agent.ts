@@ -183,7 +183,7 @@ export async function startAgent(options: AgentOptions, deps: AgentDeps): Promis
       ready: () => {
         const reasons = [];
         if (!deps.cluster.synced) reasons.push('pod and node watches not synced');
-        if (!loop.health.observeOk) reasons.push('the node has not been observed successfully yet');
+        if (!loop.health.observeOk) reasons.push('the node has not been observed successfully (see the logs)');
         metrics.ready.set(reasons.length === 0 ? 1 : 0);
         return reasons.length === 0 ? null : reasons.join('; ');
       },

@@ -324,3 +324,29 @@ describe('configuration hot reload', () => {
     expect(await agent.reloadNow()).toBe('unchanged');
   });
 });
+
+describe('the operations endpoint', () => {
+  async function get(port: number, path: string): Promise<{ status: number; body: string }> {
+    const response = await fetch(`http://127.0.0.1:${port}${path}`);
+    return { status: response.status, body: await response.text() };
+  }
+
+  test('/metrics, /healthz and /readyz answer, with the reasons when not ready', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const port = harness.agent.opsPort ?? 0;
+    const metrics = await get(port, '/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.body).toMatch(/kube_eviction_agent_syncs_total\{trigger="startup"\} 1/);
+    expect(metrics.body).toMatch(/kube_eviction_agent_signal_available\{signal="memory.available"\} 4294967296/);
+    expect(metrics.body).toMatch(/kube_eviction_agent_process_resident_memory_bytes/);
+    expect(await get(port, '/healthz')).toEqual({ status: 200, body: 'ok\n' });
+    expect(await get(port, '/readyz')).toEqual({ status: 200, body: 'ok\n' });
+    expect((await get(port, '/nothing')).status).toBe(404);
+
+    harness.observer.failWith = new Error('EACCES');
+    await harness.clock.stepAsync(10_000);
+    const notReady = await get(port, '/readyz');
+    expect(notReady.status).toBe(503);
+    expect(notReady.body).toMatch(/not been observed successfully/);
+  });
+});
