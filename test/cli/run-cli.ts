@@ -16,10 +16,10 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-/** Runs the CLI with these arguments (and optional standard input). */
-export function runCli(args: readonly string[], input?: string): CliResult {
+/** Runs the CLI with these arguments (and optional standard input and environment overrides). */
+export function runCli(args: readonly string[], input?: string, env: Record<string, string> = {}): CliResult {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm test does)`);
-  const result = spawnSync(process.execPath, [CLI, ...args], { input, encoding: 'utf8', cwd: REPO_ROOT, timeout: 60_000 });
+  const result = spawnSync(process.execPath, [CLI, ...args], { input, encoding: 'utf8', cwd: REPO_ROOT, timeout: 60_000, env: { ...process.env, ...env } });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
