@@ -1,0 +1,46 @@
+// `explain` against a recording: each signal against each threshold, the ranking with its
+// figures, and the decision with the kubelet's message.
+
+import { join } from 'node:path';
+import { REPO_ROOT, runCli } from './run-cli.js';
+
+const CONFIG = join(REPO_ROOT, 'examples/memory-pressure.config.yaml');
+const RECORDING = join(REPO_ROOT, 'examples/memory-pressure.jsonl');
+
+describe('explain --replay', () => {
+  test('at a step where a soft threshold has met its grace period: the ranking, the skipped critical pod and the victim', () => {
+    const result = runCli(['explain', '--config', CONFIG, '--replay', RECORDING, '--at', '2026-11-01T12:00:40Z']);
+    expect(result.status).toBe(0);
+    const out = result.stdout;
+    expect(out).toMatch(/step at 2026-11-01T12:00:40Z/);
+    expect(out).toMatch(/memory\.available\s+860Mi\s+8Gi\s+< 500Mi\s+hard\s+ok/);
+    expect(out).toMatch(/memory\.available\s+860Mi\s+8Gi\s+< 1Gi\s+soft 30s\s+MET/);
+    expect(out).toMatch(/1\s+kube-system\/etcd-node-a\s+0\s+2Gi\s+0\s+yes\s+critical: never evicted/);
+    expect(out).toMatch(/2\s+default\/leaky\s+0\s+1536Mi\s+512Mi\s+yes\s+<- evicted/);
+    expect(out).toMatch(/Evict default\/leaky for memory\.available \(soft\), grace period 30s/);
+    expect(out).toMatch(/If a PodDisruptionBudget refuses: default\/batch, then default\/web/);
+  });
+
+  test('within the grace period: the threshold is met but nothing is evicted yet', () => {
+    const result = runCli(['explain', '--config', CONFIG, '--replay', RECORDING, '--at', '2026-11-01T12:00:20Z']);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/met, within its 30s grace period/);
+    expect(result.stdout).toMatch(/Nothing yet: a soft threshold is met but its grace period has not elapsed/);
+    expect(result.stdout).toMatch(/Pod ranking if memory pressure came now/);
+  });
+
+  test('the last step by default', () => {
+    const result = runCli(['explain', '--config', CONFIG, '--replay', RECORDING]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/step at 2026-11-01T12:02:10Z/);
+    expect(result.stdout).toMatch(/Node conditions: none/);
+    expect(result.stdout).toMatch(/Nothing to evict/);
+  });
+
+  test('bad --at and a time before the recording are reported', () => {
+    expect(runCli(['explain', '--config', CONFIG, '--replay', RECORDING, '--at', 'noon']).stderr).toMatch(/--at must be an RFC 3339 time/);
+    const early = runCli(['explain', '--config', CONFIG, '--replay', RECORDING, '--at', '2020-01-01T00:00:00Z']);
+    expect(early.status).toBe(1);
+    expect(early.stderr).toMatch(/holds no step at or before 2020-01-01T00:00:00Z/);
+  });
+});
