@@ -1,8 +1,13 @@
 // `explain` against a recording: each signal against each threshold, the ranking with its
 // figures, and the decision with the kubelet's message.
 
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT, runCli } from './run-cli.js';
+import { kubeconfigFor, startApiStandIn } from '../../src/demo/api-stand-in.js';
+import { makePod } from '../fixtures/pods.js';
+import { CLI, REPO_ROOT, runCli } from './run-cli.js';
 
 const CONFIG = join(REPO_ROOT, 'examples/memory-pressure.config.yaml');
 const RECORDING = join(REPO_ROOT, 'examples/memory-pressure.jsonl');
@@ -43,4 +48,33 @@ describe('explain --replay', () => {
     expect(early.status).toBe(1);
     expect(early.stderr).toMatch(/holds no step at or before 2020-01-01T00:00:00Z/);
   });
+});
+
+describe('explain against a cluster', () => {
+  test('one observation of this machine and the pods the API server has for the node', async () => {
+    const standIn = await startApiStandIn();
+    const dir = mkdtempSync(join(tmpdir(), 'kea-explain-'));
+    try {
+      standIn.setNode({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' } });
+      standIn.createPod({ ...makePod({ name: 'web', nodeName: 'node-a' }), status: { phase: 'Running' } });
+      writeFileSync(join(dir, 'kubeconfig'), kubeconfigFor(standIn));
+      writeFileSync(join(dir, 'config.yaml'), 'evictionHard:\n  memory.available: 1Mi\nenforceNodeAllocatable: []\n');
+      // The stand-in runs in this process: the CLI must run concurrently, so spawn it asynchronously.
+      const child = spawn(process.execPath, [CLI, 'explain', '--config', join(dir, 'config.yaml'), '--kubeconfig', join(dir, 'kubeconfig'), '--node-name', 'node-a'], { cwd: REPO_ROOT });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/^Node node-a, observed /);
+      expect(stdout).toMatch(/memory\.available\s+\S+\s+\S+\s+< 1Mi\s+hard\s+ok/);
+      expect(stdout).toMatch(/default\/web/);
+      expect(stdout).toMatch(/Nothing to evict/);
+    } finally {
+      await standIn.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
