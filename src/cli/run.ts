@@ -163,7 +163,7 @@ export function registerRun(program: Command): void {
     .option('--dry-run', 'observe, decide and report, but change nothing in the cluster or on the node')
     .option('--oom-score-adj <n>', 'set the agent\'s own oom_score_adj (e.g. -999) so the kernel OOM killer spares it')
     .option('--log-level <level>', 'debug, info, warn or error (default: the configuration\'s logLevel)')
-    .option('--port <port>', 'port for /metrics, /healthz and /readyz (default: the configuration\'s server.port; 0 disables)')
+    .option('--port <port>', 'port for /metrics, /healthz and /readyz (default: the configuration\'s server.port); 0 picks a free one')
     .option('--host-root <dir>', 'where the host\'s root is mounted (overrides observe.hostRoot; for a KubeletConfiguration file)')
     .action(async (options: RunOptions) => {
       let logLevel = options.logLevel ?? 'info';

@@ -24,7 +24,7 @@ export interface AgentOptions {
   readonly reload: { readonly path: string; readonly text: string; readonly parse: (text: string) => LoadedConfig } | null;
   /** Overrides the config's dry-run setting (the `--dry-run` flag). */
   readonly dryRun?: boolean;
-  /** Overrides the config's server port (0 disables; tests and the demo pass 0). */
+  /** Overrides the config's `server.port`; here 0 means any free port (tests and the demo), where the config's 0 disables the endpoint. */
   readonly serverPort?: number;
 }
 

@@ -1,0 +1,142 @@
+// The agent as the end-to-end tests run it: `startAgent` with the product's real adapters, the
+// API client from `connect({ kubeconfigYaml })` with the ServiceAccount token of
+// deploy/daemonset.yaml, and the real cgroup observer, memcg v1 notifier and pod terminator
+// pointed at a node sandbox instead of the machine's root cgroup. Without a sandbox (a test that
+// needs no memory, on a machine without root) the node side is a quiet stand-in.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { systemClock } from '../../../src/api/clock.js';
+import { parseConfigText } from '../../../src/config/load.js';
+import type { LoadedConfig } from '../../../src/config/types.js';
+import { startAgent, type RunningAgent } from '../../../src/daemon/agent.js';
+import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver } from '../../../src/eviction/ports.js';
+import { connect, type ClusterViewHandle } from '../../../src/kube/index.js';
+import { createMemoryThresholdNotifier } from '../../../src/notifier/create-memory-threshold-notifier.js';
+import { createCgroupObserver } from '../../../src/observe/cgroup-observer.js';
+import { createPodTerminator } from '../../../src/observe/pod-terminator.js';
+import type { ControlPlane } from './control-plane.js';
+import { kubeconfigYaml } from './kubeconfig.js';
+import { MemoryLogger } from './memory-logger.js';
+import { POD_CGROUP_ROOT, type NodeSandbox } from './node-sandbox.js';
+import { waitFor } from './wait.js';
+
+export const CGROUP_ROOT = '/sys/fs/cgroup';
+
+export interface AgentUnderTestOptions {
+  readonly plane: ControlPlane;
+  /** The bearer token the agent runs with (the ServiceAccount's). */
+  readonly token: string;
+  readonly nodeName: string;
+  /** The agent's configuration file, as an operator would write it. */
+  readonly configYaml: string;
+  /** The node's memory; without it the observer reports nothing and the notifier is disabled. */
+  readonly node?: NodeSandbox;
+}
+
+export interface AgentUnderTest {
+  readonly agent: RunningAgent;
+  readonly config: LoadedConfig;
+  /** The agent's pod and node view (what its watches hold). */
+  readonly cluster: ClusterViewHandle;
+  readonly log: MemoryLogger;
+  /** The agent's /metrics text. */
+  metrics(): Promise<string>;
+  /** One metric's value (the sum over label sets matching `labels`), 0 when absent. */
+  metric(name: string, labels?: Readonly<Record<string, string>>): Promise<number>;
+  stop(): Promise<void>;
+}
+
+// Stand-ins for a test that needs no node memory at all.
+const quietObserver: NodeObserver = {
+  observe: async () => ({ summary: { node: {}, pods: [] }, dedicatedImageFs: false, splitContainerFs: false, problems: [] }),
+};
+const noTerminator: LocalTerminator = { terminate: async () => ({ signalled: 0 }) };
+
+export async function startAgentUnderTest(options: AgentUnderTestOptions): Promise<AgentUnderTest> {
+  const log = MemoryLogger.create();
+  const logger = log.child({ node: options.nodeName });
+  const clock = systemClock;
+  const config = parseConfigText(options.configYaml, 'e2e-agent.yaml');
+  // Disk observation reads here instead of the machine's /var/lib/kubelet.
+  const emptyDir = mkdtempSync(join(tmpdir(), 'kea-e2e-agent-'));
+  const { node } = options;
+  let observer: NodeObserver = quietObserver;
+  let notifier: MemoryThresholdNotifier;
+  let terminator: LocalTerminator = noTerminator;
+  if (node !== undefined) {
+    observer = createCgroupObserver({
+      hostRoot: '/',
+      cgroupRoot: CGROUP_ROOT,
+      procRoot: '/proc',
+      kubeletRootDir: emptyDir,
+      imageFsPath: emptyDir,
+      podLogsDir: emptyDir,
+      cgroupDriver: 'cgroupfs',
+      podCgroupRoot: POD_CGROUP_ROOT,
+      nodeCgroup: node.nodeCgroup,
+      nodeName: options.nodeName,
+      clock,
+      logger,
+    });
+    notifier = createMemoryThresholdNotifier({ mode: 'memcg-v1', cgroupRoot: CGROUP_ROOT, nodeCgroup: node.nodeCgroup, podCgroupRoot: `${node.nodeCgroup}/${POD_CGROUP_ROOT}`, clock, logger });
+    terminator = createPodTerminator({ cgroupRoot: CGROUP_ROOT, nodeCgroup: node.nodeCgroup, cgroupDriver: 'cgroupfs', podCgroupRoot: POD_CGROUP_ROOT, clock, logger });
+  } else {
+    notifier = createMemoryThresholdNotifier({ mode: 'disabled', clock, logger });
+  }
+
+  const client = await connect({
+    kubeconfigYaml: kubeconfigYaml({ server: options.plane.url, caPem: options.plane.caPem, token: options.token, user: 'kube-eviction-agent' }),
+    nodeName: options.nodeName,
+    logger,
+    clock,
+  });
+  const cluster = client.clusterView();
+  const agent = await startAgent(
+    { config, nodeName: options.nodeName, reload: null, serverPort: 0 },
+    {
+      cluster,
+      actions: client.podActions(),
+      events: client.eventRecorder('kube-eviction-agent'),
+      nodeReporter: client.nodeReporter(),
+      observer,
+      notifier,
+      terminator,
+      clock,
+      logger,
+    },
+  );
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await agent.stop();
+    rmSync(emptyDir, { recursive: true, force: true });
+  };
+  try {
+    await waitFor(() => cluster.synced, { what: 'the agent\'s pod and node watches to sync', timeoutMs: 30_000, detail: () => log.tail(20) });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const metrics = async (): Promise<string> => agent.metrics.registry.metrics();
+  return {
+    agent,
+    config,
+    cluster,
+    log,
+    metrics,
+    async metric(name, labels = {}) {
+      let sum = 0;
+      for (const line of (await metrics()).split('\n')) {
+        const match = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+        if (match === null || match[1] !== name) continue;
+        const labelText = match[2] ?? '';
+        if (Object.entries(labels).every(([k, v]) => labelText.includes(`${k}="${v}"`))) sum += Number(match[3]);
+      }
+      return sum;
+    },
+    stop,
+  };
+}

@@ -1,0 +1,139 @@
+// The per-file setup of an end-to-end test: one control plane for the whole file (started in
+// beforeAll, stopped in afterAll), the agent's identity from deploy/daemonset.yaml, and the reasons
+// to skip, printed, when the binaries are not built or the machine lacks root and cgroup v1 (a
+// failure instead when KEA_E2E_REQUIRED=1, as in CI). Each test gets a context to defer its own
+// cleanup (run newest first, also when it fails) and to add diagnostics (agent logs, the fake
+// kubelet's history) to a failure's message.
+
+import { cgroupV1Unavailable } from '../../helpers/cgroup-sandbox.js';
+import type { ApiClient } from './api-client.js';
+import { installAgentIdentity, type AgentIdentity } from './agent-identity.js';
+import { findControlPlaneBinaries } from './binaries.js';
+import { ControlPlane } from './control-plane.js';
+
+export interface SuiteOptions {
+  /** Nodes that get a kubelet identity. */
+  readonly nodeNames: readonly string[];
+  /** The tests need root and the cgroup v1 memory hierarchy (real pods, real memory). */
+  readonly needsCgroupV1?: boolean;
+}
+
+export interface TestContext {
+  readonly plane: ControlPlane;
+  readonly admin: ApiClient;
+  readonly identity: AgentIdentity;
+  /** Adds a source of diagnostics for a failure of this test (agent logs, pod histories). */
+  addDiagnostics(source: () => string): void;
+  /** Runs `cleanup` when the test ends, passed or failed; the latest registered runs first. */
+  defer(cleanup: () => Promise<void> | void): void;
+}
+
+/** A test's body receives its context. */
+export type SuiteTest = (context: TestContext) => Promise<void>;
+
+interface Suite {
+  readonly plane: ControlPlane;
+  readonly admin: ApiClient;
+  readonly identity: AgentIdentity;
+}
+
+const SETUP_TIMEOUT_MS = 180_000;
+
+export interface SuiteHandle {
+  /** Why the tests of this file are skipped, or null. */
+  readonly skipReason: string | null;
+  /** Registers a test that skips (with the reason printed) or runs with the suite. */
+  test(name: string, body: SuiteTest, timeoutMs?: number): void;
+}
+
+/** Declares the file's control plane; call once at the top level of a test file. */
+export function e2eSuite(options: SuiteOptions): SuiteHandle {
+  const binaries = findControlPlaneBinaries();
+  const reasons: string[] = [];
+  if (!binaries.ok) reasons.push(binaries.reason);
+  if (options.needsCgroupV1 === true) {
+    const cgroups = cgroupV1Unavailable();
+    if (cgroups !== null) reasons.push(cgroups);
+  }
+  const skipReason = reasons.length === 0 ? null : reasons.join('; ');
+  // CI builds the binaries first and sets KEA_E2E_REQUIRED=1: there a skip would hide a broken setup.
+  const required = process.env.KEA_E2E_REQUIRED === '1';
+  let suite: Suite | null = null;
+  let setupError: unknown = null;
+  const pending = new Set<() => Promise<string[]>>();
+
+  beforeAll(async () => {
+    if (skipReason !== null || !binaries.ok) return;
+    try {
+      const plane = await ControlPlane.start({ binaries: binaries.binaries, nodeNames: options.nodeNames });
+      const admin = plane.admin();
+      suite = { plane, admin, identity: await installAgentIdentity(admin) };
+    } catch (err) {
+      setupError = err;
+    }
+  }, SETUP_TIMEOUT_MS);
+
+  afterAll(async () => {
+    for (const runCleanups of pending) await runCleanups();
+    await suite?.plane.stop();
+  }, 60_000);
+
+  return {
+    skipReason,
+    test(name, body, timeoutMs = 120_000) {
+      test(
+        name,
+        async () => {
+          if (skipReason !== null) {
+            if (required) throw new Error(`KEA_E2E_REQUIRED=1 but this end-to-end test cannot run: ${skipReason}`);
+            console.log(`skipped: ${name}: ${skipReason}`);
+            return;
+          }
+          if (suite === null) throw setupError instanceof Error ? setupError : new Error(`the control plane did not start: ${String(setupError)}`);
+          const diagnostics: (() => string)[] = [];
+          const cleanups: (() => Promise<void> | void)[] = [];
+          // Kept by the suite too: if jest times the test out, afterAll still runs them.
+          const runCleanups = async (): Promise<string[]> => {
+            const errors: string[] = [];
+            for (const cleanup of cleanups.splice(0).reverse()) {
+              try {
+                await cleanup();
+              } catch (err) {
+                errors.push(err instanceof Error ? err.message : String(err));
+              }
+            }
+            return errors;
+          };
+          pending.add(runCleanups);
+          const context: TestContext = { ...suite, addDiagnostics: (source) => diagnostics.push(source), defer: (cleanup) => cleanups.push(cleanup) };
+          let failure: unknown = null;
+          try {
+            await body(context);
+          } catch (err) {
+            failure = err;
+          }
+          const extra = failure === null ? '' : [...diagnostics.map((source) => safely(source)), `control plane:\n${suite.plane.diagnostics()}`].join('\n\n');
+          const cleanupErrors = await runCleanups();
+          pending.delete(runCleanups);
+          if (failure !== null) {
+            if (failure instanceof Error) {
+              failure.message = `${failure.message}\n\n${extra}`;
+              throw failure;
+            }
+            throw new Error(`${String(failure)}\n\n${extra}`);
+          }
+          if (cleanupErrors.length > 0) throw new Error(`cleanup failed: ${cleanupErrors.join('; ')}`);
+        },
+        timeoutMs,
+      );
+    },
+  };
+}
+
+function safely(source: () => string): string {
+  try {
+    return source();
+  } catch (err) {
+    return `(diagnostics failed: ${err instanceof Error ? err.message : String(err)})`;
+  }
+}
