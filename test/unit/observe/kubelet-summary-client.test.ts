@@ -107,7 +107,7 @@ test('wrong shapes are dropped and reported, the rest is used', async () => {
   const { summary, problems } = await observer.observe([]);
   expect(summary).toEqual({ node: { memory: { workingSetBytes: 1 } }, pods: [realSummary.pods[0]] });
   expect(problems).toEqual([
-    'kubelet summary field dropped: node.memory.availableBytes: expected a non-negative number, got "lots"',
+    'kubelet summary field dropped: node.memory.availableBytes: expected a non-negative integer, got "lots"',
     'kubelet summary field dropped: pods[0].podRef: expected a name, namespace and uid, got {"name":"x"}',
   ]);
   expect(observer.problems()).toEqual(problems);
