@@ -73,6 +73,8 @@ export function nodeAdapters(config: LoadedConfig, nodeName: string, clock: Cloc
           cgroupDriver: driver,
           ...(podCgroupRoot === undefined ? {} : { podCgroupRoot }),
           diskUsageIntervalMs: o.diskUsageIntervalMs,
+          // Counts are fresh on every housekeeping pass; a notification's pass reuses them.
+          processCountIntervalMs: config.eviction.housekeepingIntervalMs,
           nodeName,
           clock,
           logger,

@@ -86,6 +86,10 @@ export function createCgroupObserver(options: CgroupObserverOptions): CgroupObse
   );
 
   let cgroupState: ObserverCgroups | undefined;
+  // Process counts by pod UID, and when they were last counted (see processCountIntervalMs).
+  const processCounts = new Map<string, number>();
+  const processCountIntervalMs = options.processCountIntervalMs ?? DEFAULT_OBSERVER_OPTIONS.processCountIntervalMs;
+  let processesCountedAtMs = Number.NEGATIVE_INFINITY;
 
   const report = (reason: string): void => problemLog.report(reason);
 
@@ -191,7 +195,7 @@ export function createCgroupObserver(options: CgroupObserverOptions): CgroupObse
     return stats;
   }
 
-  function podStats(pod: Pod, uid: string, cgroups: ObserverCgroups | undefined, time: string, podDirs: Set<string>): PodStats | undefined {
+  function podStats(pod: Pod, uid: string, cgroups: ObserverCgroups | undefined, time: string, podDirs: Set<string>, countProcesses: boolean): PodStats | undefined {
     const podRef = { name: pod.metadata.name ?? '', namespace: pod.metadata.namespace ?? '', uid };
     const stats: PodStats = { podRef };
     const containers = new Map<string, ContainerStats>();
@@ -200,12 +204,14 @@ export function createCgroupObserver(options: CgroupObserverOptions): CgroupObse
     if (cgroups !== undefined) {
       const namesById = containerNamesById(pod);
       let podDir = cgroups.locator.locate(uid, pod.status?.qosClass);
-      let reading = podDir === undefined ? undefined : cgroups.reader.read(podDir, namesById);
+      // A pod never counted yet is counted now, whatever the interval.
+      const count = countProcesses || !processCounts.has(uid);
+      let reading = podDir === undefined ? undefined : cgroups.reader.read(podDir, namesById, count);
       if (reading?.notFound === true) {
         // The remembered cgroup is gone: look again once (the pod may have moved QoS tier).
         cgroups.locator.forget(uid);
         podDir = cgroups.locator.locate(uid, pod.status?.qosClass);
-        reading = podDir === undefined ? undefined : cgroups.reader.read(podDir, namesById);
+        reading = podDir === undefined ? undefined : cgroups.reader.read(podDir, namesById, count);
       }
       for (const problem of reading?.problems ?? []) report(`pod ${podLabel(pod)}: ${problem}`);
       if (podDir === undefined || reading === undefined || reading.notFound) {
@@ -218,7 +224,12 @@ export function createCgroupObserver(options: CgroupObserverOptions): CgroupObse
         podDirs.add(podDir);
         stats.memory = toMemoryStats(time, reading.memory.usageBytes, reading.memory.workingSetBytes);
         for (const [name, memory] of reading.containers) containers.set(name, { name, memory: toMemoryStats(time, memory.usageBytes, memory.workingSetBytes) });
-        if (reading.processCount !== undefined) stats.process_stats = { process_count: reading.processCount };
+        if (count) {
+          if (reading.processCount === undefined) processCounts.delete(uid);
+          else processCounts.set(uid, reading.processCount);
+        }
+        const processCount = processCounts.get(uid);
+        if (processCount !== undefined) stats.process_stats = { process_count: processCount };
       }
     }
 
@@ -267,6 +278,8 @@ export function createCgroupObserver(options: CgroupObserverOptions): CgroupObse
     if (limits !== undefined) node.rlimit = limits;
 
     diskCache.refreshIfDue(pods);
+    const countProcesses = clock.nowMs() - processesCountedAtMs >= processCountIntervalMs;
+    if (countProcesses) processesCountedAtMs = clock.nowMs();
     const uids = new Set<string>();
     const podDirs = new Set<string>();
     const podStatsList: PodStats[] = [];
@@ -274,11 +287,12 @@ export function createCgroupObserver(options: CgroupObserverOptions): CgroupObse
       const uid = pod.metadata.uid;
       if (uid === undefined || uid === '') continue;
       uids.add(uid);
-      const stats = podStats(pod, uid, cgroups, time, podDirs);
+      const stats = podStats(pod, uid, cgroups, time, podDirs, countProcesses);
       if (stats !== undefined) podStatsList.push(stats);
     }
     cgroups?.locator.retain(uids);
     cgroups?.reader.retain(podDirs);
+    for (const uid of processCounts.keys()) if (!uids.has(uid)) processCounts.delete(uid);
     for (const reason of diskCache.problems()) report(reason);
 
     const { nodeFs, imageFs, containerFs, dedicatedImageFs, splitContainerFs } = await filesystems;

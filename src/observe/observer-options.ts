@@ -35,6 +35,13 @@ export interface CgroupObserverOptions {
   readonly nodeCgroup?: string;
   /** The minimum time between two disk-usage walks (the memory sync never walks). */
   readonly diskUsageIntervalMs?: number;
+  /**
+   * The minimum time between two counts of each pod's processes. Counting opens every cgroup's
+   * `cgroup.procs` and is the larger part of a pass; the counts only rank pods under PID pressure,
+   * so a pass woken by a memory notification reuses counts up to this old (as the kubelet's
+   * cAdvisor stats are up to a housekeeping interval old).
+   */
+  readonly processCountIntervalMs?: number;
   /** Directory entries examined between two yields to the event loop during a walk. */
   readonly diskWalkBatchEntries?: number;
   /** Cgroup memory files kept open between syncs (see kernel-file-cache.ts); 2048 by default. */
@@ -57,6 +64,7 @@ export const DEFAULT_OBSERVER_OPTIONS = Object.freeze({
   cgroupDriver: 'auto' as const,
   nodeCgroup: '',
   diskUsageIntervalMs: 60_000,
+  processCountIntervalMs: 10_000,
   diskWalkBatchEntries: 256,
 });
 

@@ -46,8 +46,11 @@ export class PodCgroupReader {
     private readonly release: (dir: string) => void = () => {},
   ) {}
 
-  /** Reads the pod cgroup at `podDir`; `namesById` maps the pod's container IDs to container names. */
-  read(podDir: string, namesById: ReadonlyMap<string, string>): PodCgroupReading {
+  /**
+   * Reads the pod cgroup at `podDir`; `namesById` maps the pod's container IDs to container names.
+   * Processes are counted only when `countProcesses` (the reading then has no `processCount`).
+   */
+  read(podDir: string, namesById: ReadonlyMap<string, string>, countProcesses = true): PodCgroupReading {
     const memory = readCgroupMemory(this.fs, podDir, this.version);
     if (!memory.ok) {
       this.forget(podDir);
@@ -55,11 +58,11 @@ export class PodCgroupReader {
     }
     const listed = this.children(podDir, false);
     if (!listed.ok) return { memory: memory.value, notFound: false, containers: new Map(), problems: [listed.reason] };
-    let subtree = this.readChildren(podDir, listed.children, namesById);
+    let subtree = this.readChildren(podDir, listed.children, namesById, countProcesses);
     if (subtree.sawMissingChild && listed.fromMemory) {
       const relisted = this.children(podDir, true);
       if (!relisted.ok) return { memory: memory.value, notFound: false, containers: new Map(), problems: [relisted.reason] };
-      subtree = this.readChildren(podDir, relisted.children, namesById);
+      subtree = this.readChildren(podDir, relisted.children, namesById, countProcesses);
     }
     return { memory: memory.value, notFound: false, containers: subtree.containers, processCount: subtree.processCount, problems: subtree.problems };
   }
@@ -96,27 +99,32 @@ export class PodCgroupReader {
     podDir: string,
     children: readonly string[],
     namesById: ReadonlyMap<string, string>,
+    countProcesses: boolean,
   ): { containers: Map<string, CgroupMemoryReading>; processCount?: number; problems: string[]; sawMissingChild: boolean } {
     const problems: string[] = [];
     const found = new Map<string, CgroupMemoryReading>();
     let sawMissingChild = false;
     let processCount: number | undefined;
-    try {
-      processCount = countPids(this.fs.readSmallFile(`${podDir}/cgroup.procs`));
-    } catch (error) {
-      if (!isNotFound(error)) problems.push(`processes not counted: cannot read ${podDir}/cgroup.procs: ${describeError(error)}`);
+    if (countProcesses) {
+      try {
+        processCount = countPids(this.fs.readSmallFile(`${podDir}/cgroup.procs`));
+      } catch (error) {
+        if (!isNotFound(error)) problems.push(`processes not counted: cannot read ${podDir}/cgroup.procs: ${describeError(error)}`);
+      }
     }
     for (const child of children) {
       const childDir = `${podDir}/${child}`;
-      const processes = countProcessesInTree(this.fs, childDir);
-      if (processes.ok) {
-        if (processCount !== undefined) processCount += processes.value;
-      } else if (processes.notFound) {
-        sawMissingChild = true;
-        continue;
-      } else {
-        problems.push(`processes not counted: ${processes.reason}`);
-        processCount = undefined;
+      if (countProcesses) {
+        const processes = countProcessesInTree(this.fs, childDir);
+        if (processes.ok) {
+          if (processCount !== undefined) processCount += processes.value;
+        } else if (processes.notFound) {
+          sawMissingChild = true;
+          continue;
+        } else {
+          problems.push(`processes not counted: ${processes.reason}`);
+          processCount = undefined;
+        }
       }
       const name = containerIdCandidates(child)
         .map((id) => namesById.get(id))
@@ -127,6 +135,9 @@ export class PodCgroupReader {
       else if (memory.notFound) sawMissingChild = true;
       else problems.push(`memory of container ${name} not observed: ${memory.reason}`);
     }
+    // Without a count, nothing above noticed a container cgroup replaced under the same number
+    // of subdirectories: a running container whose cgroup was not found asks for a fresh listing.
+    if (!countProcesses && [...namesById.values()].some((name) => !found.has(name))) sawMissingChild = true;
     // Containers in the pod's own order, not the directory's.
     const containers = new Map<string, CgroupMemoryReading>();
     for (const name of namesById.values()) {

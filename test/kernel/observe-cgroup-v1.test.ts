@@ -100,7 +100,7 @@ for (const layout of layouts) {
     beforeAll(async () => {
       if (unavailable !== null) return;
       sandbox = await CgroupSandbox.create({ limitBytes: NODE_LIMIT_BYTES });
-      observer = createCgroupObserver({ clock: systemClock, logger: silentLogger, nodeCgroup: sandbox.name, cgroupDriver: layout.driver });
+      observer = createCgroupObserver({ clock: systemClock, logger: silentLogger, nodeCgroup: sandbox.name, cgroupDriver: layout.driver, processCountIntervalMs: 0 });
       sandbox.mkdir(layout.kubepods);
       sandbox.setLimit(layout.kubepods, PODS_LIMIT_BYTES);
       await Promise.all([

@@ -190,7 +190,7 @@ describe('pod cgroup discovery', () => {
     try {
       cpSync(`${fixturesDir}cgroup-v1/cgroupfs`, root, { recursive: true });
       const podDir = join(root, `sys/fs/cgroup/memory/kubepods/burstable/pod${UID_A}`);
-      const { obs, hostFs } = observer(root);
+      const { obs, hostFs } = observer(root, { processCountIntervalMs: 0 });
       const listings = () => hostFs.calls.get('subdirectories') ?? 0;
       await obs.observe([podA]);
       const afterFirst = listings();
@@ -219,6 +219,45 @@ describe('pod cgroup discovery', () => {
       ({ summary } = await obs.observe([podA]));
       expect(summary.pods?.[0]?.containers?.map((c) => c.name)).toEqual(['app']);
       expect(summary.pods?.[0]?.process_stats?.process_count).toBe(3);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  test('process counts are reused for processCountIntervalMs; memory and replaced containers are read every pass', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'kea-observe-'));
+    try {
+      cpSync(`${fixturesDir}cgroup-v1/cgroupfs`, root, { recursive: true });
+      const podDir = join(root, `sys/fs/cgroup/memory/kubepods/burstable/pod${UID_A}`);
+      const { obs, clock, hostFs } = observer(root, { processCountIntervalMs: 10_000 });
+      const procsReads = (): number => hostFs.checkedPaths.filter((p) => p.endsWith('cgroup.procs')).length;
+      let { summary } = await obs.observe([podA]);
+      expect(summary.pods?.[0]?.process_stats?.process_count).toBe(3);
+      const readsAfterFirst = procsReads();
+      expect(readsAfterFirst).toBeGreaterThan(0);
+
+      // A second container starts 1 s later: its memory is read at once, the count is reused.
+      const sidecarId = 'd'.repeat(64);
+      cpSync(join(podDir, CID_A), join(podDir, sidecarId), { recursive: true });
+      const withSidecar: Pod = { ...podA, status: { ...podA.status, containerStatuses: [...(podA.status?.containerStatuses ?? []), { name: 'sidecar', containerID: `containerd://${sidecarId}` }] } };
+      clock.step(1_000);
+      ({ summary } = await obs.observe([withSidecar]));
+      expect(summary.pods?.[0]?.containers?.map((c) => c.name)).toEqual(['app', 'sidecar']);
+      expect(summary.pods?.[0]?.process_stats?.process_count).toBe(3);
+      expect(procsReads()).toBe(readsAfterFirst);
+
+      // Replaced under the same number of subdirectories: still seen without counting.
+      const replacementId = 'e'.repeat(64);
+      renameSync(join(podDir, sidecarId), join(podDir, replacementId));
+      const replaced: Pod = { ...podA, status: { ...podA.status, containerStatuses: [...(podA.status?.containerStatuses ?? []), { name: 'sidecar', containerID: `containerd://${replacementId}` }] } };
+      clock.step(1_000);
+      ({ summary } = await obs.observe([replaced]));
+      expect(summary.pods?.[0]?.containers?.map((c) => c.name)).toEqual(['app', 'sidecar']);
+
+      // The interval passes: counted again.
+      clock.step(10_000);
+      ({ summary } = await obs.observe([replaced]));
+      expect(summary.pods?.[0]?.process_stats?.process_count).toBe(5);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -22,6 +22,8 @@ function fsError(code: string, path: string): NodeJS.ErrnoException {
 export class FaultyHostFs implements HostFs {
   private faults: Fault[] = [];
   readonly calls = new Map<Method, number>();
+  /** Every path a call was made on, in order. */
+  readonly checkedPaths: string[] = [];
   /** statfs results to report instead of the real ones, by path. */
   readonly statfsOverrides = new Map<string, HostStatfs>();
   /** Device IDs to report instead of the real ones, by path. */
@@ -43,6 +45,7 @@ export class FaultyHostFs implements HostFs {
 
   private check(method: Method, path: string): void {
     this.calls.set(method, (this.calls.get(method) ?? 0) + 1);
+    this.checkedPaths.push(path);
     const fault = this.faults.find((f) => f.method === method && f.remaining > 0 && f.matches(path));
     if (fault === undefined) return;
     fault.remaining--;
