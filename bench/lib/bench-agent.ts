@@ -1,0 +1,161 @@
+// The agent under benchmark: the real run loop (`startAgent`), unchanged, wired as the `demo`
+// command wires it — the sandbox node's real adapters, and the real Kubernetes client talking
+// to the in-process API stand-in — with thin wrappers that stamp the moments that matter
+// (process.hrtime, the clock the allocating children report in): the kernel notification reaching
+// JavaScript, the decision, local termination, and the API request. The wrappers only note the
+// time (and let a hook read the node's usage) before passing the call on.
+
+import { systemClock } from '../../src/api/clock.js';
+import { silentLogger } from '../../src/api/logger.js';
+import type { Pod } from '../../src/api/pod.js';
+import { parseConfigText } from '../../src/config/load.js';
+import { startAgent, type RunningAgent } from '../../src/daemon/agent.js';
+import type { SyncTrigger } from '../../src/daemon/eviction-loop.js';
+import { kubeconfigFor, type ApiStandIn } from '../../src/demo/api-stand-in.js';
+import type { LocalTerminator, MemoryThresholdNotifier, PodActions } from '../../src/eviction/ports.js';
+import type { SynchronizeResult } from '../../src/eviction/types.js';
+import { connect } from '../../src/kube/index.js';
+import type { ClusterViewHandle } from '../../src/kube/cluster-view.js';
+import type { BenchNode } from './bench-node.js';
+
+/** One way of running the agent, compared side by side. */
+export interface AgentVariant {
+  readonly key: string;
+  /** How the page names it. */
+  readonly label: string;
+  readonly notifier: 'memcg-v1' | 'disabled';
+  readonly localTermination: boolean;
+  readonly housekeepingIntervalMs: number;
+}
+
+/** Called (synchronously, before the real call) at each moment of a reaction. */
+export interface AgentHooks {
+  notified?(atNs: bigint): void;
+  decided?(result: SynchronizeResult, trigger: SyncTrigger, atNs: bigint): void;
+  terminating?(pod: Pod, atNs: bigint): void;
+  /** A DELETE or an Eviction is about to be sent to the API server. */
+  requesting?(pod: Pod, atNs: bigint): void;
+}
+
+export interface BenchAgent {
+  readonly running: RunningAgent;
+  /** The agent's own view of its pods (the same watch its loop reads). */
+  readonly cluster: ClusterViewHandle;
+  /** The real notifier inside the wrapper. */
+  readonly notifier: MemoryThresholdNotifier;
+  /** Replaced freely between runs. */
+  hooks: AgentHooks;
+  /** Resolves once the agent's watch shows the pod (present) or no longer shows it. */
+  waitForPod(uid: string, present: boolean, timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The configuration file of a variant: only the hard memory.available threshold. */
+export function agentConfigText(variant: AgentVariant, thresholdQuantity: string): string {
+  return [
+    'apiVersion: kube-eviction-agent.io/v1alpha1',
+    'kind: AgentConfiguration',
+    'evictionHard:',
+    `  memory.available: ${thresholdQuantity}`,
+    '# The sandbox node has no kubepods limit of its own to guard.',
+    'enforceNodeAllocatable: []',
+    `housekeepingInterval: ${variant.housekeepingIntervalMs}ms`,
+    'notifier:',
+    `  mode: ${variant.notifier}`,
+    'actions:',
+    `  localTermination: ${variant.localTermination}`,
+    '',
+  ].join('\n');
+}
+
+const nowNs = (): bigint => process.hrtime.bigint();
+
+export async function startBenchAgent(options: {
+  readonly node: BenchNode;
+  readonly standIn: ApiStandIn;
+  readonly nodeName: string;
+  readonly variant: AgentVariant;
+  readonly thresholdQuantity: string;
+  readonly scratchDir: string;
+}): Promise<BenchAgent> {
+  const { node, standIn, nodeName, variant } = options;
+  standIn.setNode({ apiVersion: 'v1', kind: 'Node', metadata: { name: nodeName } });
+  const adapters = node.adapters({
+    nodeName,
+    scratchDir: options.scratchDir,
+    notifierMode: variant.notifier,
+    processCountIntervalMs: variant.housekeepingIntervalMs,
+    clock: systemClock,
+    logger: silentLogger,
+  });
+  const client = await connect({ kubeconfigYaml: kubeconfigFor(standIn), nodeName, clock: systemClock, logger: silentLogger });
+  const cluster = client.clusterView();
+  const inner = client.podActions();
+  let bench: BenchAgent | null = null;
+  const hooks = (): AgentHooks => bench?.hooks ?? {};
+
+  const notifier: MemoryThresholdNotifier = {
+    mode: adapters.notifier.mode,
+    start: (onEvent) =>
+      adapters.notifier.start((event) => {
+        hooks().notified?.(nowNs());
+        onEvent(event);
+      }),
+    updateThresholds: (summary, thresholds) => adapters.notifier.updateThresholds(summary, thresholds),
+    stop: () => adapters.notifier.stop(),
+  };
+  const terminator: LocalTerminator = {
+    terminate: (pod, gracePeriodMs) => {
+      hooks().terminating?.(pod, nowNs());
+      return adapters.terminator.terminate(pod, gracePeriodMs);
+    },
+  };
+  const actions: PodActions = {
+    getPod: (namespace, name) => inner.getPod(namespace, name),
+    evictPod: (pod, grace) => {
+      hooks().requesting?.(pod, nowNs());
+      return inner.evictPod(pod, grace);
+    },
+    deletePod: (pod, deleteOptions) => {
+      hooks().requesting?.(pod, nowNs());
+      return inner.deletePod(pod, deleteOptions);
+    },
+    addDisruptionTarget: (pod, condition) => inner.addDisruptionTarget(pod, condition),
+  };
+
+  const running = await startAgent(
+    { config: parseConfigText(agentConfigText(variant, options.thresholdQuantity), `${variant.key}.yaml`), nodeName, reload: null, serverPort: 0 },
+    {
+      cluster,
+      actions,
+      events: client.eventRecorder('kube-eviction-agent'),
+      nodeReporter: client.nodeReporter(),
+      observer: adapters.observer,
+      notifier,
+      terminator,
+      clock: systemClock,
+      logger: silentLogger,
+      onDecision: (result, trigger) => hooks().decided?.(result, trigger, nowNs()),
+    },
+  );
+  await cluster.whenSynced();
+
+  bench = {
+    running,
+    cluster,
+    notifier: adapters.notifier,
+    hooks: {},
+    async waitForPod(uid, present, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (cluster.pods().some((p) => p.metadata.uid === uid) !== present) {
+        if (Date.now() > deadline) throw new Error(`the agent's watch did not ${present ? 'show' : 'drop'} pod ${uid} within ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+    },
+    async stop() {
+      await running.stop();
+      adapters.observer.close();
+    },
+  };
+  return bench;
+}

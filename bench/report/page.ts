@@ -1,0 +1,114 @@
+// Writes docs/benchmarks.md and its charts from the latest stored result of every part: a summary
+// of each headline figure against its target (met or missed, and why), then a section per part
+// with its tables, charts, machine and date, and how to reproduce. The page is regenerated in
+// full on every run; nothing in it is edited by hand.
+
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { PartResult } from '../lib/part.js';
+import type { FootprintData } from '../parts/footprint.js';
+import type { NodeCostData } from '../parts/node-cost.js';
+import type { OomRaceData } from '../parts/oom-race.js';
+import type { ReactionLatencyData } from '../parts/reaction-latency.js';
+import { missingSection, table, type Headline, type Section } from './markdown.js';
+import { costSection } from './section-cost.js';
+import { footprintSection } from './section-footprint.js';
+import { latencySection } from './section-latency.js';
+import { oomRaceSection } from './section-oom-race.js';
+
+type Render = (result: PartResult) => Section;
+
+// What each part contributes to the summary when it has no data.
+const PLACEHOLDERS: Readonly<Record<string, readonly Omit<Headline, 'result' | 'met'>[]>> = {
+  'oom-race': [
+    { what: 'OOM race, (a) notifier + local termination: evicted before the OOM killer', target: '20 of 20 at every rate' },
+    { what: 'OOM race, (a): overshoot past the threshold when the kill was issued', target: '≤ 8 MiB' },
+  ],
+  'reaction-latency': [{ what: 'Reaction latency, 110 pods: kernel event → eviction request', target: 'p99 < 20 ms' }],
+  'node-cost': [
+    { what: 'One synchronize (observe + decide), 110 pods, median', target: '< 10 ms' },
+    { what: 'One synchronize (observe + decide), 1000 pods, median', target: '< 60 ms' },
+    { what: 'Growth with the number of pods', target: 'close to linear' },
+  ],
+  footprint: [
+    { what: 'Footprint: CPU of `run` idle with 110 pods', target: '< 0.5 % of one core' },
+    { what: 'Footprint: RSS of `run`', target: '< 130 MB' },
+    { what: 'Memory over 10,000 synchronize passes', target: 'no growth' },
+  ],
+};
+
+const RENDERERS: Readonly<Record<string, Render>> = {
+  'oom-race': (r) => oomRaceSection(r as PartResult<OomRaceData>),
+  'reaction-latency': (r) => latencySection(r as PartResult<ReactionLatencyData>),
+  'node-cost': (r) => costSection(r as PartResult<NodeCostData>),
+  footprint: (r) => footprintSection(r as PartResult<FootprintData>),
+};
+
+function verdict(h: Headline): string {
+  if (h.met === null) return h.target === '–' ? '' : 'not judged';
+  return h.met ? '**met**' : '**missed**';
+}
+
+function headlineLine(h: Headline): string {
+  return `${h.met === null ? '   ' : h.met ? 'met' : 'MISSED'} ${h.what}: ${h.result}${h.target === '–' ? '' : ` (target ${h.target})`}${h.note === undefined ? '' : ` — ${h.note}`}`;
+}
+
+export function writeBenchmarkPage(docsDir: string, results: ReadonlyMap<string, PartResult>, parts: readonly { name: string; title: string }[]): { files: string[]; headlines: string[] } {
+  const sections: Section[] = parts.map((part, i) => {
+    const result = results.get(part.name);
+    const title = `${i + 1}. ${part.title}`;
+    if (result === undefined || result.data === null) return missingSection(title, result, PLACEHOLDERS[part.name] ?? []);
+    try {
+      return (RENDERERS[part.name] as Render)(result);
+    } catch (err) {
+      return missingSection(title, { ...result, error: `cannot render the stored result: ${(err as Error).message}`, data: null }, PLACEHOLDERS[part.name] ?? []);
+    }
+  });
+  const headlines = sections.flatMap((s) => s.headlines);
+  const judged = headlines.filter((h) => h.met !== null);
+  const summaryRows = headlines.map((h) => [h.what, h.target, h.result, verdict(h), h.note ?? '']);
+  const anyQuick = [...results.values()].some((r) => r.quick);
+
+  const page = `# Benchmarks
+
+Does the agent beat the kernel OOM killer, how fast does it react, and how light is it? Every
+number on this page was measured by \`npm run bench\` (\`bench/run.ts\`), which regenerates the page and its
+charts; each section says what machine it ran on and when. The machines are small shared virtual
+machines, so configurations that are compared are run side by side in the same run, alternating,
+and figures are medians and percentiles over many runs.${anyQuick ? '\n\n**Some sections below come from a quick smoke run (`--quick`): too few samples to quote.**' : ''}
+
+## Summary
+
+${judged.filter((h) => h.met === true).length} of ${judged.length} targets met.
+
+${table(['what', 'target', 'result', 'verdict', 'why / notes'], summaryRows, ['l', 'l', 'l', 'l', 'l'])}
+
+${sections.map((s) => s.markdown.trim()).join('\n\n')}
+
+## Reproducing
+
+\`\`\`
+npm run bench                       # everything, about half an hour; rewrites this page
+npm run bench -- --quick            # a smoke check, a few minutes (writes to a scratch directory)
+npm run bench -- --part oom-race    # one part: oom-race, reaction-latency, node-cost, footprint
+\`\`\`
+
+It needs root and a cgroup v1 memory hierarchy with \`cgroup.event_control\` at \`/sys/fs/cgroup/memory\`
+(where memory thresholds fire); a part that cannot run says so here and in the output. Everything
+it creates — cgroups named \`kea-bench-<pid>-…\`, the processes in them, the API stand-in, scratch
+files — is removed when it ends, also on failure or Ctrl-C. Results are kept per part in
+\`bench/results/*.json\`, so \`--part\` re-runs one part and the page keeps the others' latest results.
+The runner builds on \`bench/observe-bench.ts\` (observe cost) and \`bench/notifier-latency.ts\` (notifier
+latency), which can still be run on their own.
+`;
+  const files: string[] = [];
+  const pagePath = join(docsDir, 'benchmarks.md');
+  writeFileSync(pagePath, page);
+  files.push(pagePath);
+  for (const chart of sections.flatMap((s) => s.charts)) {
+    const path = join(docsDir, chart.file);
+    writeFileSync(path, chart.svg);
+    files.push(path);
+  }
+  return { files, headlines: headlines.map(headlineLine) };
+}

@@ -1,0 +1,147 @@
+// The cost-as-the-node-grows section: one synchronize pass (observe, decide, both) at 10 to
+// 1,000 pods, its growth per pod, a chart, `replay` throughput, and the headlines against the
+// targets (under 10 ms median at 110 pods, under 60 ms at 1,000, close to linear).
+
+import type { PartResult } from '../lib/part.js';
+import { fmt, MiB } from '../lib/stats.js';
+import type { NodeCostData } from '../parts/node-cost.js';
+import { chartCaption, measuredOn, table, type Headline, type Section } from './markdown.js';
+import { lineChart } from './svg.js';
+
+const TARGETS_MS: Readonly<Record<number, number>> = { 110: 10, 1000: 60 };
+/**
+ * Growth counts as close to linear when an added pod costs at most this much more between the
+ * largest sizes than between the smallest (the marginal cost per pod, from the medians).
+ */
+const LINEAR_MARGINAL_RATIO = 1.5;
+
+export function costSection(result: PartResult<NodeCostData>): Section {
+  const data = result.data as NodeCostData;
+  // What one more pod costs between consecutive sizes (µs per pod, from the medians).
+  const marginalUs = data.points.map((p, i) => {
+    const previous = data.points[i - 1];
+    if (previous === undefined || p.total === null || previous.total === null) return null;
+    return ((p.total.median - previous.total.median) / (p.pods - previous.pods)) * 1000;
+  });
+  const rows = data.points.map((p, i) => [
+    String(p.pods),
+    `${fmt(p.observe?.median)} / ${fmt(p.observe?.p99)}`,
+    `${fmt(p.observeReusingCounts?.median)} / ${fmt(p.observeReusingCounts?.p99)}`,
+    `${fmt(p.observeCpu?.median)} (${fmt(p.observeSystemCpu?.median)})`,
+    `${fmt(p.decide?.median)} / ${fmt(p.decide?.p99)}`,
+    `${fmt(p.total?.median)} / ${fmt(p.total?.p99)}`,
+    `${fmt(p.decideUnderPressure?.median)} / ${fmt(p.decideUnderPressure?.p99)}`,
+    `${fmt(p.totalUnderPressure?.median)} / ${fmt(p.totalUnderPressure?.p99)}`,
+    fmt(p.total === null ? null : (p.total.median / p.pods) * 1000),
+    fmt(marginalUs[i]),
+    `${p.podsObserved}`,
+  ]);
+  const point = (pods: number) => data.points.find((p) => p.pods === pods);
+  const headlines: Headline[] = Object.entries(TARGETS_MS).map(([pods, targetMs]) => {
+    const p = point(Number(pods));
+    const worst = p === undefined ? null : Math.max(p.total?.median ?? 0, p.totalUnderPressure?.median ?? 0);
+    return {
+      what: `One synchronize (observe + decide), ${pods} pods, median`,
+      target: `< ${targetMs} ms`,
+      result:
+        p === undefined
+          ? 'not measured'
+          : `${fmt(p.total?.median)} ms (p99 ${fmt(p.total?.p99)} ms); under pressure ${fmt(p.totalUnderPressure?.median)} ms; a pass woken by a notification observes in ${fmt(p.observeReusingCounts?.median)} ms`,
+      met: worst === null ? null : worst < targetMs,
+      ...(worst !== null && worst >= targetMs
+        ? {
+            note: `observe ${fmt(p?.observe?.median)} ms (CPU ${fmt(p?.observeCpu?.median)} ms, of which ${fmt(p?.observeSystemCpu?.median)} ms in the kernel reading cgroup files), decide ${fmt(p?.decide?.median)} ms, decide under pressure ${fmt(p?.decideUnderPressure?.median)} ms`,
+          }
+        : {}),
+    };
+  });
+  const small = point(10);
+  const large = point(1000);
+  const mid = point(110);
+  const firstMarginal = marginalUs[1] ?? null;
+  const lastMarginal = marginalUs.at(-1) ?? null;
+  if (data.fit !== null && firstMarginal !== null && lastMarginal !== null) {
+    const ratio = mid?.total && large?.total ? large.total.median / mid.total.median : null;
+    const marginalRatio = lastMarginal / firstMarginal;
+    headlines.push({
+      what: 'Growth with the number of pods',
+      target: 'close to linear',
+      result: `an added pod costs ${marginalUs.slice(1).map((us) => fmt(us)).join(' → ')} µs from 10 to 1,000 pods (×${fmt(marginalRatio)}); 1,000 vs 110 pods: ×${fmt(ratio)} the time for ×9.1 the pods`,
+      met: marginalRatio <= LINEAR_MARGINAL_RATIO,
+      ...(marginalRatio > LINEAR_MARGINAL_RATIO ? { note: `the cost per added pod grows with the node (more than ×${LINEAR_MARGINAL_RATIO}); least-squares line ${fmt(data.fit.perPodMs * 1000)} µs per pod, R² ${data.fit.r2.toFixed(3)}` } : {}),
+    });
+  }
+  const r = data.replay;
+  const perSecond = (seconds: number | undefined): string => (seconds === undefined ? '–' : fmt(r.steps / seconds));
+  headlines.push({
+    what: `replay throughput, ${r.pods} pods, ${r.steps} steps`,
+    target: '–',
+    result: `${perSecond(r.cliSeconds?.median)} steps/s end to end (CLI), ${perSecond(r.inProcessSeconds?.median)} in process, ${perSecond(r.engineSeconds?.median)} engine only`,
+    met: null,
+  });
+
+  const maxPods = Math.max(...data.points.map((p) => p.pods));
+  const yMax = Math.max(...data.points.map((p) => Math.max(p.total?.p99 ?? 0, p.totalUnderPressure?.median ?? 0))) * 1.1;
+  const svg = lineChart({
+    title: 'One synchronize pass as the node grows (median, ms)',
+    caption: chartCaption(result),
+    xLabel: 'pods on the node (real pod cgroups)',
+    yLabel: 'ms per pass',
+    xMax: maxPods,
+    yMax: Math.max(yMax, 12),
+    xTicks: data.points.map((p) => p.pods),
+    series: [
+      { label: 'observe + decide', color: '#0072B2', points: data.points.map((p) => [p.pods, p.total?.median ?? 0] as const) },
+      { label: 'observe', color: '#009E73', points: data.points.map((p) => [p.pods, p.observe?.median ?? 0] as const) },
+      { label: 'decide', color: '#E69F00', points: data.points.map((p) => [p.pods, p.decide?.median ?? 0] as const) },
+      { label: 'observe, pass woken by a notification', color: '#CC79A7', points: data.points.map((p) => [p.pods, p.observeReusingCounts?.median ?? 0] as const), dashed: true },
+      { label: 'observe + decide under pressure (ranking every pod)', color: '#D55E00', points: data.points.map((p) => [p.pods, p.totalUnderPressure?.median ?? 0] as const), dashed: true },
+      { label: 'observe + decide, p99', color: '#56B4E9', points: data.points.map((p) => [p.pods, p.total?.p99 ?? 0] as const), dashed: true },
+    ],
+    reference: { points: [[110, 10], [1000, 60]], label: 'targets: 10 ms at 110, 60 ms at 1,000' },
+  });
+  const growth =
+    small?.total && large?.total && data.fit !== null
+      ? `From 10 to 1,000 pods the median pass grows from ${fmt(small.total.median)} ms to ${fmt(large.total.median)} ms: ${fmt(((large.total.median - small.total.median) / 990) * 1000)} µs per added pod on average ("µs per added pod" is the growth factor between consecutive sizes). A least-squares line through the medians gives ${fmt(data.fit.perPodMs * 1000)} µs per pod plus ${fmt(data.fit.fixedMs)} ms, R² ${data.fit.r2.toFixed(3)}.`
+      : '';
+
+  const markdown = `## 3. Cost as the node grows
+
+One synchronize pass as the loop runs it: **observe** (the cgroup observer reads the sandbox node
+cgroup and every pod's cgroups — an app and a pause container cgroup per pod, a tiny idle process in
+one pod of ten, as in \`bench/observe-bench.ts\`) and **decide** (\`EvictionManager.synchronize\` with the
+Summary and the matching Pod objects). "Observe" is a housekeeping pass, which also counts every
+pod's processes; "observe, notification pass" is a pass woken by a memory notification, which reuses
+the counts of the last housekeeping pass (\`run\` sets the observer so). "Decide" is a calm node; "under pressure" is the same
+pass with a threshold that is always met, so every pass ranks all the pods and writes the eviction
+message of every candidate — the worst case. ${data.points[0]?.passes ?? 0} passes per size after 10 warm-up passes,
+sizes one after another; ms, median / p99; "observe CPU" is the process's CPU time for observe, and
+in brackets the part of it spent in the kernel reading cgroup files (on a shared machine wall time
+also includes waiting for a core).
+
+${table(['pods', 'observe', 'observe, notification pass', 'observe CPU, median (in the kernel)', 'decide', 'observe + decide', 'decide under pressure', 'observe + decide under pressure', 'µs per pod', 'µs per added pod', 'pods observed'], rows)}
+
+${growth}
+
+![Cost as the node grows](benchmarks-node-cost.svg)
+
+**\`replay\` throughput**: a generated recording of ${r.steps} steps (10 s apart) of a ${r.pods}-pod node, every step a
+full Summary with every pod's memory (${fmt(r.recordingBytes / MiB)} MiB of JSON Lines), the pods in the first step, memory
+under the soft and hard thresholds two minutes in every hour (${r.evictionLines} steps evict), replayed with the
+configuration of \`examples/memory-pressure.config.yaml\`. Median of ${r.runs} run(s):
+
+${table(
+  ['how', 'seconds', 'steps per second'],
+  [
+    ['`node dist/src/main.js replay` end to end (spawn to exit)', fmt(r.cliSeconds?.median), perSecond(r.cliSeconds?.median)],
+    ['the same on an empty recording (start-up alone)', fmt(r.cliStartupSeconds?.median), '–'],
+    ['end to end minus start-up', fmt((r.cliSeconds?.median ?? 0) - (r.cliStartupSeconds?.median ?? 0)), perSecond((r.cliSeconds?.median ?? 0) - (r.cliStartupSeconds?.median ?? 0))],
+    ['in process: `replayStream` (read, validate, decide, write)', fmt(r.inProcessSeconds?.median), perSecond(r.inProcessSeconds?.median)],
+    ['in process: `ReplayRunner.step` alone (the engine)', fmt(r.engineSeconds?.median), perSecond(r.engineSeconds?.median)],
+  ],
+)}
+
+${measuredOn(result)}
+`;
+  return { markdown, charts: [{ file: 'benchmarks-node-cost.svg', svg }], headlines };
+}
