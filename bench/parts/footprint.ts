@@ -38,6 +38,8 @@ export interface FootprintData {
   readonly rssPeakSinceStartBytes: number;
   /** Voluntary context switches of the main thread per second over the window (how often it wakes). */
   readonly mainThreadWakeupsPerSecond: number;
+  /** The main thread's share of the CPU over the window, % of one core (the rest: libuv pool, V8's GC and compiler threads). */
+  readonly mainThreadCpuPercentOfOneCore: number;
   /** How long the CLI took to exit after SIGTERM. */
   readonly stopMs: number | null;
   readonly stopExitCode: number | null;
@@ -59,16 +61,22 @@ function clockTicksPerSecond(): number {
   }
 }
 
-/** utime + stime of all its threads in clock ticks, VmRSS and VmHWM in bytes, and the main thread's voluntary context switches. */
-function sampleProcess(pid: number): { ticks: number; rssBytes: number; peakRssBytes: number; wakeups: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/** utime + stime in clock ticks from a /proc stat file. */
+function cpuTicks(statPath: string): number {
+  const stat = readFileSync(statPath, 'utf8');
   // Fields after the command name (which may hold spaces) start at field 3 (state).
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** CPU ticks of all its threads and of the main thread, VmRSS and VmHWM in bytes, and the main thread's voluntary context switches. */
+function sampleProcess(pid: number): { ticks: number; mainTicks: number; rssBytes: number; peakRssBytes: number; wakeups: number } {
+  const ticks = cpuTicks(`/proc/${pid}/stat`);
+  const mainTicks = cpuTicks(`/proc/${pid}/task/${pid}/stat`);
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? 0) * 1024;
   const wakeups = Number(/^voluntary_ctxt_switches:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  return { ticks, rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM'), wakeups };
+  return { ticks, mainTicks, rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM'), wakeups };
 }
 
 async function populate(sandbox: BenchCgroup, standIn: ApiStandIn): Promise<Pod[]> {
@@ -171,6 +179,7 @@ async function measureCli(context: PartContext, sandbox: BenchCgroup, standIn: A
       rssLastBytes: previous.rssBytes,
       rssPeakSinceStartBytes: previous.peakRssBytes,
       mainThreadWakeupsPerSecond: (previous.wakeups - first.wakeups) / elapsedS,
+      mainThreadCpuPercentOfOneCore: ((previous.mainTicks - first.mainTicks) / ticksPerSecond / elapsedS) * 100,
       stopMs,
       stopExitCode,
       watchesOpen,

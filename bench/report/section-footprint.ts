@@ -29,7 +29,7 @@ export function footprintSection(result: PartResult<FootprintData>): Section {
       met: data.cpuPercentOfOneCore < TARGET_CPU_PERCENT,
       ...(data.cpuPercentOfOneCore >= TARGET_CPU_PERCENT && data.mainThreadWakeupsPerSecond !== undefined
         ? {
-            note: `the main thread wakes ${fmt(data.mainThreadWakeupsPerSecond)} times a second while idle${data.mainThreadWakeupsPerSecond >= 50 ? ": prom-client's default metrics sample the event-loop delay with a 10 ms timer (`eventLoopMonitoringPrecision`), on top of the housekeeping pass every 10 s (part 3 gives its cost)" : ''}`,
+            note: `${data.mainThreadCpuPercentOfOneCore === undefined ? '' : `main thread ${data.mainThreadCpuPercentOfOneCore.toFixed(3)} %, other threads (libuv pool, V8's GC and compiler) ${(data.cpuPercentOfOneCore - data.mainThreadCpuPercentOfOneCore).toFixed(3)} %; `}the main thread wakes ${fmt(data.mainThreadWakeupsPerSecond)} times a second while idle${data.mainThreadWakeupsPerSecond >= 50 ? ": prom-client's default metrics sample the event-loop delay with a 10 ms timer (`eventLoopMonitoringPrecision`), on top of the housekeeping pass every 10 s (part 3 gives its cost)" : ''}`,
           }
         : {}),
     },
@@ -64,6 +64,7 @@ export function footprintSection(result: PartResult<FootprintData>): Section {
 
   const cliRows = [
     ['CPU over the window, % of one core', data.cpuPercentOfOneCore.toFixed(3)],
+    ['of which the main thread, % of one core', data.mainThreadCpuPercentOfOneCore === undefined ? '–' : data.mainThreadCpuPercentOfOneCore.toFixed(3)],
     ['CPU per 1 s sample, % of one core: median / max', `${fmt(data.cpuPerSecond?.median)} / ${fmt(data.cpuPerSecond?.max)}`],
     ['RSS, MiB: median / max', `${mib(data.rssBytes?.median)} / ${mib(data.rssBytes?.max)}`],
     ['RSS at the start and the end of the window, MiB', `${mib(data.rssFirstBytes)} → ${mib(data.rssLastBytes)}`],
