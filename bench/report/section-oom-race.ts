@@ -97,7 +97,10 @@ export function oomRaceSection(result: PartResult<OomRaceData>): Section {
   const series: Series[] = variants.map((v) => ({ label: v.label, color: VARIANT_COLORS[v.key] ?? '#888' }));
   const caption = chartCaption(result);
   const achieved = new Map(cells.map((c) => [c, cellAchieved(data, c)]));
-  const groups = cells.map((c) => ({ label: c.label, sublabel: `achieved ~${fmt((achieved.get(c)?.median ?? 0) / MiB)} MiB/s` }));
+  const groups = cells.map((c) => ({
+    label: data.rates.find((r) => r.key === c.rate)?.label ?? c.rate,
+    sublabel: `×${c.processes} · got ~${Math.round((achieved.get(c)?.median ?? 0) / MiB)} MiB/s`,
+  }));
 
   const outcomesSvg = groupedBarChart({
     title: `OOM race: runs evicted before the kernel OOM killer fired (of ${data.runsPerCell} per rate and variant)`,
@@ -107,6 +110,7 @@ export function oomRaceSection(result: PartResult<OomRaceData>): Section {
     series,
     values: cells.map((c) => variants.map((v) => evicted(runsOf(data, c, v.key)).length)),
     yMax: data.runsPerCell,
+    width: 1160,
   });
   const overshootSvg = rangeChart({
     title: 'Overshoot past the threshold when the kill was issued (runs evicted in time): median, min–max',
@@ -125,6 +129,7 @@ export function oomRaceSection(result: PartResult<OomRaceData>): Section {
     yMax: 500,
     log: true,
     reference: { value: TARGET_OVERSHOOT_BYTES / MiB, label: 'target for (a): 8 MiB' },
+    width: 1160,
   });
 
   const header = ['rate × processes', ...variants.map((v) => v.label)];
