@@ -101,10 +101,22 @@ export class SandboxNode {
     return Number(readFileSync(join(this.dir, 'memory.usage_in_bytes'), 'utf8'));
   }
 
-  /** How many times the kernel OOM killer fired in the node cgroup. */
+  /**
+   * How many times the kernel OOM killer fired in the node cgroup. cgroup v1 counts a kill only
+   * in the victim's own cgroup, so the whole tree is summed.
+   */
   oomKills(): number {
-    const text = readFileSync(join(this.dir, 'memory.oom_control'), 'utf8');
-    return Number(/oom_kill (\d+)/.exec(text)?.[1] ?? 0);
+    const count = (dir: string): number => {
+      let total = 0;
+      try {
+        total = Number(/oom_kill (\d+)/.exec(readFileSync(join(dir, 'memory.oom_control'), 'utf8'))?.[1] ?? 0);
+        for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) total += count(join(dir, entry.name));
+      } catch {
+        // A cgroup removed meanwhile counts nothing.
+      }
+      return total;
+    };
+    return count(this.dir);
   }
 
   maxUsageBytes(): number {
