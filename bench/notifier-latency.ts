@@ -23,6 +23,7 @@ import { createMemoryThresholdNotifier } from '../src/notifier/create-memory-thr
 import type { MemcgV1Notifier } from '../src/notifier/memcg-v1-notifier.js';
 import { FakeClock } from '../test/fakes/fake-clock.js';
 import { CgroupSandbox, cgroupV1Unavailable } from '../test/helpers/cgroup-sandbox.js';
+import { STEPPING_PROGRAM } from './lib/stepping-child.js';
 
 const CROSSINGS = Number(process.argv[2] ?? 100);
 const WARMUP_CROSSINGS = 5;
@@ -31,52 +32,13 @@ const MI = 1n << 20n;
 const HEADROOM_BYTES = 2n * MI;
 const ONE_GI = 1024n * MI;
 
-// The child: on "cross <bytes>", touches 64 KiB steps of fresh 1 MiB mmap'd buffers, reading
-// memory.usage_in_bytes after each, until usage reaches <bytes>; then touches 1 MiB more, so the
-// kernel's rate-limited threshold check is sure to run, and reports the crossing step's start time.
-const CHILD_SCRIPT = `
-const fs = require('fs');
-const usageFd = fs.openSync(process.argv[1], 'r');
-const usageBuffer = Buffer.alloc(64);
-const usageBytes = () => BigInt(usageBuffer.toString('latin1', 0, fs.readSync(usageFd, usageBuffer, 0, 64, 0)).trim());
-const STEP = 64 * 1024;
-const held = [];
-let current = null;
-let offset = 0;
-const touchStep = () => {
-  if (current === null || offset >= current.length) {
-    current = Buffer.allocUnsafeSlow(1 << 20);
-    held.push(current);
-    offset = 0;
-  }
-  const startedNs = process.hrtime.bigint();
-  current.fill(1, offset, offset + STEP);
-  offset += STEP;
-  return startedNs;
-};
-require('readline').createInterface({ input: process.stdin }).on('line', (line) => {
-  const [command, argument] = line.split(' ');
-  if (command !== 'cross') return;
-  const targetBytes = BigInt(argument);
-  let crossedNs;
-  for (;;) {
-    const startedNs = touchStep();
-    if (usageBytes() >= targetBytes) { crossedNs = startedNs; break; }
-  }
-  for (let i = 0; i < 16; i++) touchStep();
-  process.stdout.write('crossed ' + crossedNs + '\\n');
-});
-process.stdin.on('end', () => process.exit(0));
-process.stdout.write('ready\\n');
-`;
-
 class SteppingChild {
   private readonly child: ChildProcess;
   private readonly waiters: ((line: string) => void)[] = [];
 
   constructor(cgroupPath: string) {
     // Fixed mmap threshold: every 1 MiB buffer is its own fresh mapping, charged as it is touched.
-    this.child = spawn('/bin/sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$1" -e "$2" "$3"', cgroupPath, process.execPath, CHILD_SCRIPT, join(cgroupPath, 'memory.usage_in_bytes')], {
+    this.child = spawn('/bin/sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$1" -e "$2" "$3"', cgroupPath, process.execPath, STEPPING_PROGRAM, join(cgroupPath, 'memory.usage_in_bytes')], {
       stdio: ['pipe', 'pipe', 'inherit'],
       env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', MALLOC_MMAP_THRESHOLD_: '65536' },
     });

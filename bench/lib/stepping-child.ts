@@ -4,13 +4,14 @@
 // or past it (written synchronously, so the report is out before anything else can happen); then
 // it touches 1 MiB more so the kernel's rate-limited threshold check surely runs, and holds its
 // memory. The parent notes the same clock (process.hrtime) where the event lands, so the
-// difference is the latency from the kernel's point of view. Taken from bench/notifier-latency.ts.
+// difference is the latency from the kernel's point of view.
 
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { BenchCgroup, CgroupProcess } from './bench-cgroup.js';
 
-const STEPPING_PROGRAM = `
+/** The child's program (argv[1]: the cgroup's memory.usage_in_bytes); shared with bench/notifier-latency.ts. */
+export const STEPPING_PROGRAM = `
 const fs = require('fs');
 const usageFd = fs.openSync(process.argv[1], 'r');
 const usageBuffer = Buffer.alloc(64);
