@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['.dependency-cruiser.cjs', 'dist/', 'node_modules/', 'coverage/', 'test/e2e/apiserver/', 'test/e2e/etcd/'] },
+  { ignores: ['.dependency-cruiser.cjs', 'dist/', 'node_modules/', 'coverage/', 'test/e2e/kubernetes/', 'test/e2e/containerd/', 'test/e2e/etcd/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

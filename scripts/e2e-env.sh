@@ -5,20 +5,43 @@
 #   eval "$(bash scripts/e2e-env.sh)"
 #   npm test
 #
-# Prints `export KEA_APISERVER_BIN=...`, `export KEA_ETCD_BIN=...` and `export KEA_E2E_REQUIRED=1`
-# on stdout (with KEA_E2E_REQUIRED set, the end-to-end tests fail instead of skipping when
-# something they need is missing). Build logs go to stderr. Fails if either build fails.
+# Prints on stdout `export` lines for KEA_ETCD_BIN and KEA_APISERVER_BIN (the control plane), for
+# KEA_KUBELET_BIN, KEA_KUBECTL_BIN, KEA_CONTAINERD_BIN, KEA_CONTAINERD_SHIM_BIN, KEA_CTR_BIN and
+# KEA_RUNC_BIN (the real node of the "real kubelet" suite), and KEA_E2E_REQUIRED=1 (with it set,
+# the end-to-end tests fail instead of skipping when something they need is missing). Build logs
+# go to stderr. Fails if a build fails or runc is not installed (Debian: apt-get install -y runc).
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 etcd="$(bash "$repo_root/scripts/install-etcd.sh" | tail -n1)"
-apiserver="$(bash "$repo_root/scripts/build-apiserver.sh" | tail -n1)"
-for bin in "$etcd" "$apiserver"; do
-  if [[ ! -x "$bin" ]]; then
-    echo "e2e-env: $bin is not an executable file" >&2
+# One `go build` for the three: they share most of their packages.
+mapfile -t kubernetes < <(bash "$repo_root/scripts/build-kubernetes.sh" kube-apiserver kubelet kubectl)
+mapfile -t containerd < <(bash "$repo_root/scripts/build-containerd.sh")
+if (( ${#kubernetes[@]} != 3 || ${#containerd[@]} != 3 )); then
+  echo "e2e-env: a build script did not print its binaries' paths" >&2
+  exit 1
+fi
+runc="${KEA_RUNC_BIN:-$(command -v runc || true)}"
+if [[ -z "$runc" ]]; then
+  echo "e2e-env: runc is not installed (apt-get install -y runc)" >&2
+  exit 1
+fi
+
+declare -A bins=(
+  [KEA_ETCD_BIN]="$etcd"
+  [KEA_APISERVER_BIN]="${kubernetes[0]}"
+  [KEA_KUBELET_BIN]="${kubernetes[1]}"
+  [KEA_KUBECTL_BIN]="${kubernetes[2]}"
+  [KEA_CONTAINERD_BIN]="${containerd[0]}"
+  [KEA_CONTAINERD_SHIM_BIN]="${containerd[1]}"
+  [KEA_CTR_BIN]="${containerd[2]}"
+  [KEA_RUNC_BIN]="$runc"
+)
+for name in KEA_ETCD_BIN KEA_APISERVER_BIN KEA_KUBELET_BIN KEA_KUBECTL_BIN KEA_CONTAINERD_BIN KEA_CONTAINERD_SHIM_BIN KEA_CTR_BIN KEA_RUNC_BIN; do
+  if [[ ! -x "${bins[$name]}" ]]; then
+    echo "e2e-env: ${bins[$name]} ($name) is not an executable file" >&2
     exit 1
   fi
+  printf 'export %s=%q\n' "$name" "${bins[$name]}"
 done
-printf 'export KEA_ETCD_BIN=%q\n' "$etcd"
-printf 'export KEA_APISERVER_BIN=%q\n' "$apiserver"
 printf 'export KEA_E2E_REQUIRED=1\n'

@@ -1,11 +1,11 @@
-// How the end-to-end harness finds its kube-apiserver and etcd binaries: the pinned versions read
+// How the end-to-end harness finds its binaries (the control plane's, the real node's): the pinned versions read
 // from the go.mod files the build scripts use, the environment variables first, then the build
 // scripts' cache, and a reason naming the script to run when a binary is missing.
 
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findControlPlaneBinaries, pinnedVersion } from './binaries.js';
+import { findControlPlaneBinaries, findRealNodeBinaries, pinnedVersion } from './binaries.js';
 
 describe('pinnedVersion', () => {
   const cases: { name: string; goMod: string; module: string; want: string | null }[] = [
@@ -48,7 +48,7 @@ describe('findControlPlaneBinaries', () => {
     executable(join(dir, 'etcd-v3.7.3'));
     const found = findControlPlaneBinaries({ KEA_CACHE_DIR: dir });
     expect(found.ok).toBe(false);
-    expect(found.ok ? '' : found.reason).toMatch(/^kube-apiserver v1\.37\.2 is not built .*scripts\/build-apiserver\.sh/);
+    expect(found.ok ? '' : found.reason).toMatch(/^kube-apiserver v1\.37\.2 is not built .*scripts\/build-kubernetes\.sh/);
   });
 
   test('a variable pointing at a file that is not executable is reported', () => {
@@ -56,5 +56,35 @@ describe('findControlPlaneBinaries', () => {
     writeFileSync(notExecutable, '');
     const found = findControlPlaneBinaries({ KEA_APISERVER_BIN: notExecutable, KEA_ETCD_BIN: executable(join(dir, 'etcd')) });
     expect(found.ok ? '' : found.reason).toBe(`KEA_APISERVER_BIN=${notExecutable} is not an executable file`);
+  });
+});
+
+describe('findRealNodeBinaries', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'kea-binaries-test-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  function executable(path: string): string {
+    mkdirSync(join(path, '..'), { recursive: true });
+    writeFileSync(path, '#!/bin/sh\n');
+    chmodSync(path, 0o755);
+    return path;
+  }
+
+  test('the cache under the pinned Kubernetes and containerd versions, and runc from PATH', () => {
+    const names = ['kubelet-v1.37.2', 'kubectl-v1.37.2', 'containerd-v2.4.2', 'containerd-shim-runc-v2-v2.4.2', 'ctr-v2.4.2'];
+    const [kubelet, kubectl, containerd, containerdShim, ctr] = names.map((name) => executable(join(dir, name)));
+    const runc = executable(join(dir, 'path', 'runc'));
+    expect(findRealNodeBinaries({ KEA_CACHE_DIR: dir, PATH: join(dir, 'path') })).toEqual({ ok: true, binaries: { kubelet, kubectl, containerd, containerdShim, ctr, runc } });
+  });
+
+  test('every missing piece is named, with the script that builds it', () => {
+    const found = findRealNodeBinaries({ KEA_CACHE_DIR: dir, PATH: join(dir, 'empty'), KEA_RUNC_BIN: join(dir, 'no-runc') });
+    const reason = found.ok ? '' : found.reason;
+    expect(reason).toMatch(/kubelet v1\.37\.2 is not built .*scripts\/build-kubernetes\.sh/);
+    expect(reason).toMatch(/containerd v2\.4\.2 is not built .*scripts\/build-containerd\.sh/);
+    expect(reason).toContain(`KEA_RUNC_BIN=${join(dir, 'no-runc')} is not an executable file`);
   });
 });

@@ -1,12 +1,15 @@
-// Finds the kube-apiserver and etcd binaries the end-to-end tests run: KEA_APISERVER_BIN and
-// KEA_ETCD_BIN when set, else the files scripts/build-apiserver.sh and scripts/install-etcd.sh leave
-// in their cache, named after the versions pinned in test/e2e/apiserver/go.mod and
-// test/e2e/etcd/go.mod. Nothing is built here: a cold build takes minutes, so a missing binary
-// is a reason to skip, printed with the command that builds it.
+// Finds the binaries the end-to-end tests run. The control plane (kube-apiserver, etcd): the
+// KEA_APISERVER_BIN and KEA_ETCD_BIN variables when set, else the files scripts/build-kubernetes.sh
+// and scripts/install-etcd.sh leave in their cache, named after the versions pinned in
+// test/e2e/kubernetes/go.mod and test/e2e/etcd/go.mod. The real node (kubelet, kubectl,
+// containerd, its runc shim, ctr; scripts/build-kubernetes.sh and scripts/build-containerd.sh) the
+// same way, and runc from KEA_RUNC_BIN or PATH (Debian's `runc` package). Nothing is built here: a
+// cold build takes minutes, so a missing binary is a reason to skip, printed with the command that
+// builds it.
 
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository's root directory. */
@@ -17,14 +20,42 @@ export interface ControlPlaneBinaries {
   readonly etcd: string;
 }
 
-/** The binaries, or why they are not there. */
-export type BinaryLookup = { readonly ok: true; readonly binaries: ControlPlaneBinaries } | { readonly ok: false; readonly reason: string };
+export interface RealNodeBinaries {
+  readonly kubelet: string;
+  readonly kubectl: string;
+  readonly containerd: string;
+  readonly containerdShim: string;
+  readonly ctr: string;
+  readonly runc: string;
+}
 
-// The module the version is read from, and the script that builds it.
-const COMPONENTS = {
-  apiserver: { env: 'KEA_APISERVER_BIN', goMod: 'test/e2e/apiserver/go.mod', module: 'k8s.io/kubernetes', file: 'kube-apiserver', script: 'scripts/build-apiserver.sh' },
+/** The binaries, or why they are not there. */
+export type Lookup<T> = { readonly ok: true; readonly binaries: T } | { readonly ok: false; readonly reason: string };
+export type BinaryLookup = Lookup<ControlPlaneBinaries>;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+interface GoBinary {
+  readonly env: string;
+  readonly goMod: string;
+  readonly module: string;
+  readonly file: string;
+  readonly script: string;
+}
+
+const KUBERNETES = { goMod: 'test/e2e/kubernetes/go.mod', module: 'k8s.io/kubernetes', script: 'scripts/build-kubernetes.sh' } as const;
+const CONTAINERD = { goMod: 'test/e2e/containerd/go.mod', module: 'github.com/containerd/containerd/v2', script: 'scripts/build-containerd.sh' } as const;
+
+// The module each version is read from, and the script that builds it.
+const GO_BINARIES = {
+  apiserver: { env: 'KEA_APISERVER_BIN', file: 'kube-apiserver', ...KUBERNETES },
   etcd: { env: 'KEA_ETCD_BIN', goMod: 'test/e2e/etcd/go.mod', module: 'go.etcd.io/etcd/server/v3', file: 'etcd', script: 'scripts/install-etcd.sh' },
-} as const;
+  kubelet: { env: 'KEA_KUBELET_BIN', file: 'kubelet', ...KUBERNETES },
+  kubectl: { env: 'KEA_KUBECTL_BIN', file: 'kubectl', ...KUBERNETES },
+  containerd: { env: 'KEA_CONTAINERD_BIN', file: 'containerd', ...CONTAINERD },
+  containerdShim: { env: 'KEA_CONTAINERD_SHIM_BIN', file: 'containerd-shim-runc-v2', ...CONTAINERD },
+  ctr: { env: 'KEA_CTR_BIN', file: 'ctr', ...CONTAINERD },
+} as const satisfies Record<string, GoBinary>;
 
 /** The version a go.mod requires of a module (`require m vX.Y.Z` or a line inside a require block). */
 export function pinnedVersion(goModText: string, module: string): string | null {
@@ -36,6 +67,11 @@ export function pinnedVersion(goModText: string, module: string): string | null 
   return null;
 }
 
+/** The version of `module` pinned in a go.mod of the repository, or null. */
+export function repositoryPin(goMod: string, module: string): string | null {
+  return pinnedVersion(readFileSync(join(REPO_ROOT, goMod), 'utf8'), module);
+}
+
 function isExecutable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
@@ -45,25 +81,55 @@ function isExecutable(path: string): boolean {
   }
 }
 
-function locate(component: keyof typeof COMPONENTS, env: Readonly<Record<string, string | undefined>>): string | { reason: string } {
-  const spec = COMPONENTS[component];
-  const fromEnv = env[spec.env];
-  if (fromEnv !== undefined && fromEnv !== '') {
-    return isExecutable(fromEnv) ? fromEnv : { reason: `${spec.env}=${fromEnv} is not an executable file` };
-  }
-  const version = pinnedVersion(readFileSync(join(REPO_ROOT, spec.goMod), 'utf8'), spec.module);
+function fromEnv(name: string, env: Env): string | { reason: string } | null {
+  const value = env[name];
+  if (value === undefined || value === '') return null;
+  return isExecutable(value) ? value : { reason: `${name}=${value} is not an executable file` };
+}
+
+function locate(spec: GoBinary, env: Env): string | { reason: string } {
+  const given = fromEnv(spec.env, env);
+  if (given !== null) return given;
+  const version = repositoryPin(spec.goMod, spec.module);
   if (version === null) return { reason: `cannot read the ${spec.module} version from ${spec.goMod}` };
   const cacheDir = env.KEA_CACHE_DIR !== undefined && env.KEA_CACHE_DIR !== '' ? env.KEA_CACHE_DIR : join(env.HOME ?? homedir(), '.cache', 'kube-eviction-agent');
   const cached = join(cacheDir, `${spec.file}-${version}`);
   if (isExecutable(cached)) return cached;
-  return { reason: `${spec.file} ${version} is not built (${spec.env} unset, ${cached} missing): run \`bash ${spec.script}\` and export ${spec.env}=<its last line>` };
+  return { reason: `${spec.file} ${version} is not built (${spec.env} unset, ${cached} missing): run \`bash ${spec.script}\` (or \`eval "$(bash scripts/e2e-env.sh)"\`)` };
 }
 
-/** Where the binaries are, from the environment or the build scripts' cache. */
-export function findControlPlaneBinaries(env: Readonly<Record<string, string | undefined>> = process.env): BinaryLookup {
-  const apiserver = locate('apiserver', env);
-  const etcd = locate('etcd', env);
-  const reasons = [apiserver, etcd].filter((found): found is { reason: string } => typeof found !== 'string').map((found) => found.reason);
+// runc is Debian's: KEA_RUNC_BIN, else the first `runc` on PATH.
+function locateRunc(env: Env): string | { reason: string } {
+  const given = fromEnv('KEA_RUNC_BIN', env);
+  if (given !== null) return given;
+  for (const dir of [...(env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/bin']) {
+    if (dir !== '' && isExecutable(join(dir, 'runc'))) return join(dir, 'runc');
+  }
+  return { reason: 'runc is not installed (KEA_RUNC_BIN unset, no runc on PATH): apt-get install -y runc' };
+}
+
+function collect<K extends string>(found: Record<K, string | { reason: string }>): Lookup<Record<K, string>> {
+  const reasons = Object.values<string | { reason: string }>(found)
+    .filter((f): f is { reason: string } => typeof f !== 'string')
+    .map((f) => f.reason);
   if (reasons.length > 0) return { ok: false, reason: reasons.join('; ') };
-  return { ok: true, binaries: { apiserver: apiserver as string, etcd: etcd as string } };
+  return { ok: true, binaries: found as Record<K, string> };
+}
+
+/** Where the control plane's binaries are, from the environment or the build scripts' cache. */
+export function findControlPlaneBinaries(env: Env = process.env): BinaryLookup {
+  return collect({ apiserver: locate(GO_BINARIES.apiserver, env), etcd: locate(GO_BINARIES.etcd, env) });
+}
+
+/** Where the real node's binaries are: kubelet, kubectl, containerd, its shim and ctr, and runc. */
+export function findRealNodeBinaries(env: Env = process.env): Lookup<RealNodeBinaries> {
+  const { kubelet, kubectl, containerd, containerdShim, ctr } = GO_BINARIES;
+  return collect({
+    kubelet: locate(kubelet, env),
+    kubectl: locate(kubectl, env),
+    containerd: locate(containerd, env),
+    containerdShim: locate(containerdShim, env),
+    ctr: locate(ctr, env),
+    runc: locateRunc(env),
+  });
 }
