@@ -1,8 +1,10 @@
 // The agent as the end-to-end tests run it: `startAgent` with the product's real adapters, the
 // API client from `connect({ kubeconfigYaml })` with the ServiceAccount token of
-// deploy/daemonset.yaml, and the real cgroup observer, memcg v1 notifier and pod terminator
-// pointed at a node sandbox instead of the machine's root cgroup. Without a sandbox (a test that
-// needs no memory, on a machine without root) the node side is a quiet stand-in.
+// deploy/daemonset.yaml, and the real cgroup observer, memcg v1 notifier and pod terminator:
+// pointed at a node sandbox instead of the machine's root cgroup, or, on a real node, wired from the
+// configuration's `observe` paths exactly as `run` wires them. Without either (a test that needs no
+// memory, on a machine without root) the node side is a quiet stand-in. A timeline can wrap the
+// ports to see where a reaction's time goes.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +12,8 @@ import { join } from 'node:path';
 import { systemClock } from '../../../src/api/clock.js';
 import { parseConfigText } from '../../../src/config/load.js';
 import type { LoadedConfig } from '../../../src/config/types.js';
-import { startAgent, type RunningAgent } from '../../../src/daemon/agent.js';
+import { nodeAdapters } from '../../../src/cli/run.js';
+import { startAgent, type AgentDeps, type RunningAgent } from '../../../src/daemon/agent.js';
 import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver } from '../../../src/eviction/ports.js';
 import { connect, type ClusterViewHandle } from '../../../src/kube/index.js';
 import { createMemoryThresholdNotifier } from '../../../src/notifier/create-memory-threshold-notifier.js';
@@ -20,6 +23,7 @@ import type { ControlPlane } from './control-plane.js';
 import { kubeconfigYaml } from './kubeconfig.js';
 import { MemoryLogger } from './memory-logger.js';
 import { POD_CGROUP_ROOT, type NodeSandbox } from './node-sandbox.js';
+import type { PortTimeline } from './port-timeline.js';
 import { waitFor } from './wait.js';
 
 export const CGROUP_ROOT = '/sys/fs/cgroup';
@@ -31,8 +35,12 @@ export interface AgentUnderTestOptions {
   readonly nodeName: string;
   /** The agent's configuration file, as an operator would write it. */
   readonly configYaml: string;
-  /** The node's memory; without it the observer reports nothing and the notifier is disabled. */
+  /** The node's memory; without it (or realNode) the observer reports nothing and the notifier is disabled. */
   readonly node?: NodeSandbox;
+  /** A real kubelet's node: the observer, notifier and terminator come from the configuration. */
+  readonly realNode?: boolean;
+  /** Wraps the ports the agent gets, to time its calls. */
+  readonly timeline?: PortTimeline;
 }
 
 export interface AgentUnderTest {
@@ -65,7 +73,9 @@ export async function startAgentUnderTest(options: AgentUnderTestOptions): Promi
   let observer: NodeObserver = quietObserver;
   let notifier: MemoryThresholdNotifier;
   let terminator: LocalTerminator = noTerminator;
-  if (node !== undefined) {
+  if (options.realNode === true) {
+    ({ observer, notifier, terminator } = nodeAdapters(config, options.nodeName, clock, logger));
+  } else if (node !== undefined) {
     observer = createCgroupObserver({
       hostRoot: '/',
       cgroupRoot: CGROUP_ROOT,
@@ -93,20 +103,19 @@ export async function startAgentUnderTest(options: AgentUnderTestOptions): Promi
     clock,
   });
   const cluster = client.clusterView();
-  const agent = await startAgent(
-    { config, nodeName: options.nodeName, reload: null, serverPort: 0 },
-    {
-      cluster,
-      actions: client.podActions(),
-      events: client.eventRecorder('kube-eviction-agent'),
-      nodeReporter: client.nodeReporter(),
-      observer,
-      notifier,
-      terminator,
-      clock,
-      logger,
-    },
-  );
+  const { timeline } = options;
+  const deps: AgentDeps = {
+    cluster,
+    actions: timeline?.actions(client.podActions()) ?? client.podActions(),
+    events: timeline?.events(client.eventRecorder('kube-eviction-agent')) ?? client.eventRecorder('kube-eviction-agent'),
+    nodeReporter: client.nodeReporter(),
+    observer: timeline?.observer(observer) ?? observer,
+    notifier: timeline?.notifier(notifier) ?? notifier,
+    terminator: timeline?.terminator(terminator) ?? terminator,
+    clock,
+    logger,
+  };
+  const agent = await startAgent({ config, nodeName: options.nodeName, reload: null, serverPort: 0 }, deps);
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;

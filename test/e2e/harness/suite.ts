@@ -1,5 +1,6 @@
 // The per-file setup of an end-to-end test: one control plane for the whole file (started in
-// beforeAll, stopped in afterAll), the agent's identity from deploy/daemonset.yaml, and the reasons
+// beforeAll, stopped in afterAll), the agent's identity from deploy/daemonset.yaml, an optional
+// fixture started after them and stopped before them (the real node), and the reasons
 // to skip, printed, when the binaries are not built or the machine lacks root and cgroup v1 (a
 // failure instead when KEA_E2E_REQUIRED=1, as in CI). Each test gets a context to defer its own
 // cleanup (run newest first, also when it fails) and to add diagnostics (agent logs, the fake
@@ -11,17 +12,30 @@ import { installAgentIdentity, type AgentIdentity } from './agent-identity.js';
 import { findControlPlaneBinaries } from './binaries.js';
 import { ControlPlane } from './control-plane.js';
 
-export interface SuiteOptions {
+export interface SuiteOptions<F = undefined> {
   /** Nodes that get a kubelet identity. */
   readonly nodeNames: readonly string[];
   /** The tests need root and the cgroup v1 memory hierarchy (real pods, real memory). */
   readonly needsCgroupV1?: boolean;
+  /** More reasons the file's tests cannot run here (e.g. a real node's binaries are missing). */
+  readonly skipReasons?: readonly string[];
+  /** Something started once after the control plane and stopped before it (a real node). */
+  readonly fixture?: SuiteFixture<F>;
 }
 
-export interface TestContext {
+export interface SuiteFixture<F> {
+  start(suite: { readonly plane: ControlPlane; readonly admin: ApiClient; readonly identity: AgentIdentity }): Promise<F>;
+  stop(fixture: F): Promise<void>;
+  /** Added to a failing test's message. */
+  diagnostics?(fixture: F): string;
+}
+
+export interface TestContext<F = undefined> {
   readonly plane: ControlPlane;
   readonly admin: ApiClient;
   readonly identity: AgentIdentity;
+  /** The suite's fixture (undefined without one). */
+  readonly fixture: F;
   /** Adds a source of diagnostics for a failure of this test (agent logs, pod histories). */
   addDiagnostics(source: () => string): void;
   /** Runs `cleanup` when the test ends, passed or failed; the latest registered runs first. */
@@ -29,28 +43,30 @@ export interface TestContext {
 }
 
 /** A test's body receives its context. */
-export type SuiteTest = (context: TestContext) => Promise<void>;
+export type SuiteTest<F = undefined> = (context: TestContext<F>) => Promise<void>;
 
-interface Suite {
+interface Suite<F> {
   readonly plane: ControlPlane;
   readonly admin: ApiClient;
   readonly identity: AgentIdentity;
+  readonly fixture: F;
 }
 
 const SETUP_TIMEOUT_MS = 180_000;
 
-export interface SuiteHandle {
+export interface SuiteHandle<F = undefined> {
   /** Why the tests of this file are skipped, or null. */
   readonly skipReason: string | null;
   /** Registers a test that skips (with the reason printed) or runs with the suite. */
-  test(name: string, body: SuiteTest, timeoutMs?: number): void;
+  test(name: string, body: SuiteTest<F>, timeoutMs?: number): void;
 }
 
 /** Declares the file's control plane; call once at the top level of a test file. */
-export function e2eSuite(options: SuiteOptions): SuiteHandle {
+export function e2eSuite<F = undefined>(options: SuiteOptions<F>): SuiteHandle<F> {
   const binaries = findControlPlaneBinaries();
   const reasons: string[] = [];
   if (!binaries.ok) reasons.push(binaries.reason);
+  reasons.push(...(options.skipReasons ?? []));
   if (options.needsCgroupV1 === true) {
     const cgroups = cgroupV1Unavailable();
     if (cgroups !== null) reasons.push(cgroups);
@@ -58,16 +74,19 @@ export function e2eSuite(options: SuiteOptions): SuiteHandle {
   const skipReason = reasons.length === 0 ? null : reasons.join('; ');
   // CI builds the binaries first and sets KEA_E2E_REQUIRED=1: there a skip would hide a broken setup.
   const required = process.env.KEA_E2E_REQUIRED === '1';
-  let suite: Suite | null = null;
+  let suite: Suite<F> | null = null;
+  let plane: ControlPlane | null = null;
   let setupError: unknown = null;
   const pending = new Set<() => Promise<string[]>>();
 
   beforeAll(async () => {
     if (skipReason !== null || !binaries.ok) return;
     try {
-      const plane = await ControlPlane.start({ binaries: binaries.binaries, nodeNames: options.nodeNames });
+      plane = await ControlPlane.start({ binaries: binaries.binaries, nodeNames: options.nodeNames });
       const admin = plane.admin();
-      suite = { plane, admin, identity: await installAgentIdentity(admin) };
+      const identity = await installAgentIdentity(admin);
+      const fixture = options.fixture === undefined ? (undefined as F) : await options.fixture.start({ plane, admin, identity });
+      suite = { plane, admin, identity, fixture };
     } catch (err) {
       setupError = err;
     }
@@ -75,7 +94,11 @@ export function e2eSuite(options: SuiteOptions): SuiteHandle {
 
   afterAll(async () => {
     for (const runCleanups of pending) await runCleanups();
-    await suite?.plane.stop();
+    try {
+      if (suite !== null && options.fixture !== undefined) await options.fixture.stop(suite.fixture);
+    } finally {
+      await plane?.stop();
+    }
   }, 60_000);
 
   return {
@@ -105,14 +128,16 @@ export function e2eSuite(options: SuiteOptions): SuiteHandle {
             return errors;
           };
           pending.add(runCleanups);
-          const context: TestContext = { ...suite, addDiagnostics: (source) => diagnostics.push(source), defer: (cleanup) => cleanups.push(cleanup) };
+          const context: TestContext<F> = { ...suite, addDiagnostics: (source) => diagnostics.push(source), defer: (cleanup) => cleanups.push(cleanup) };
           let failure: unknown = null;
           try {
             await body(context);
           } catch (err) {
             failure = err;
           }
-          const extra = failure === null ? '' : [...diagnostics.map((source) => safely(source)), `control plane:\n${suite.plane.diagnostics()}`].join('\n\n');
+          const current = suite;
+          const fixtureDiagnostics = failure === null || options.fixture?.diagnostics === undefined ? [] : [safely(() => options.fixture?.diagnostics?.(current.fixture) ?? '')];
+          const extra = failure === null ? '' : [...diagnostics.map((source) => safely(source)), ...fixtureDiagnostics, `control plane:\n${suite.plane.diagnostics()}`].join('\n\n');
           const cleanupErrors = await runCleanups();
           pending.delete(runCleanups);
           if (failure !== null) {

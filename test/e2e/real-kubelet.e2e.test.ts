@@ -1,0 +1,295 @@
+// The "real kubelet" suite (root, cgroup v1, real kube-apiserver, real kubelet and containerd): one
+// real node for the file (harness/real-node.ts), with real pods run by runc from locally built
+// images, and the agent running beside the kubelet as the DaemonSet's ServiceAccount, its observer,
+// notifier and terminator wired from its configuration's paths to the kubelet's cgroup root and
+// root directory. The agent must see what the kubelet sees, and act before the kernel and before
+// the kubelet: on memory (fast and slow leaks), PIDs and disk, never on critical or static pods.
+
+import { readFileSync, statfsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { PodStats, Summary } from '../../src/api/summary.js';
+import { findRealNodeBinaries } from './harness/binaries.js';
+import { createPod, listEvents, nodeCondition, type EventLike, type PodLike } from './harness/objects.js';
+import { describeReaction } from './harness/port-timeline.js';
+import { nodeImages, RealNode } from './harness/real-node.js';
+import { agentConfig, podCgroupUids, realPod, startRealNodeScenario, type RealNodeScenario } from './harness/real-node-scenario.js';
+import { e2eSuite, type TestContext } from './harness/suite.js';
+import { sleep, waitFor } from './harness/wait.js';
+
+const MiB = 1024 * 1024;
+const NODE = 'real-node';
+const KUBEPODS_LIMIT_BYTES = 1536n * BigInt(MiB);
+const ROOT_DIR_BYTES = 256n * BigInt(MiB);
+const POD_PIDS_LIMIT = 1024;
+const MEMORY_CONDITION = 'kube-eviction-agent.io/MemoryPressure';
+// The kubelet's own thresholds sit below the agent's: if both see pressure, the agent acts first.
+const KUBELET_EVICTION_HARD = { 'memory.available': '100Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '5%', 'imagefs.available': '2%', 'imagefs.inodesFree': '2%' };
+const AGENT_EVICTION_HARD = { 'memory.available': '400Mi', 'nodefs.available': '40%', 'nodefs.inodesFree': '5%', 'imagefs.available': '2%', 'imagefs.inodesFree': '2%' };
+// The agent's observation against the kubelet's Summary, per pod and container.
+const STATS_TOLERANCE_BYTES = 1 * MiB;
+
+const binaries = findRealNodeBinaries();
+const images = nodeImages();
+const suite = e2eSuite<RealNode>({
+  nodeNames: [NODE],
+  needsCgroupV1: true,
+  skipReasons: [...(binaries.ok ? [] : [binaries.reason]), ...(images.ok ? [] : [images.reason])],
+  fixture: {
+    start: ({ plane }) => {
+      if (!binaries.ok || !images.ok) throw new Error('unreachable: the suite skips without binaries or images');
+      return RealNode.start({
+        plane,
+        binaries: binaries.binaries,
+        nodeName: NODE,
+        imagesTar: images.binaries,
+        kubepodsLimitBytes: KUBEPODS_LIMIT_BYTES,
+        rootDirSizeBytes: ROOT_DIR_BYTES,
+        evictionHard: KUBELET_EVICTION_HARD,
+        podPidsLimit: POD_PIDS_LIMIT,
+      });
+    },
+    stop: (node) => node.stop(),
+    diagnostics: (node) => `real node:\n${node.diagnostics()}`,
+  },
+});
+
+type Context = TestContext<RealNode>;
+
+function terminating(pod: PodLike): boolean {
+  return pod.metadata.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
+}
+
+function evictedByKubelet(pod: PodLike): boolean {
+  return (pod.status as { reason?: string } | undefined)?.reason === 'Evicted';
+}
+
+// What the kubelet and the agent each said about the pods of a namespace.
+async function eventsBySource(context: Context, namespace: string): Promise<{ kubelet: EventLike[]; agent: EventLike[] }> {
+  const events = await listEvents(context.admin, namespace);
+  return { kubelet: events.filter((e) => e.source?.component === 'kubelet'), agent: events.filter((e) => e.source?.component === 'kube-eviction-agent') };
+}
+
+function describeEvents(events: readonly EventLike[]): string {
+  return events.map((e) => `${e.involvedObject.name} ${e.reason}: ${e.message}`).join('\n');
+}
+
+// The kubelet did not evict anything: no Evicted Events from it, no pod it marked Evicted, and no
+// node Event saying it tried to reclaim.
+async function expectKubeletDidNotEvict(context: Context, scenario: RealNodeScenario, names: readonly string[]): Promise<void> {
+  const { kubelet } = await eventsBySource(context, scenario.namespace);
+  expect(kubelet.filter((e) => e.reason === 'Evicted')).toEqual([]);
+  for (const name of names) expect(scenario.pods.versions(name).filter((v) => evictedByKubelet(v.object))).toEqual([]);
+  const nodeEvents = (await listEvents(context.admin, 'default', 'EvictionThresholdMet')).filter((e) => e.source?.component === 'kubelet');
+  expect(nodeEvents).toEqual([]);
+}
+
+function expectUntouched(scenario: RealNodeScenario, names: readonly string[]): void {
+  for (const name of names) {
+    const latest = scenario.pods.latest(name);
+    expect([name, latest?.status?.phase]).toEqual([name, 'Running']);
+    expect([name, scenario.pods.versions(name).some((v) => terminating(v.object))]).toEqual([name, false]);
+  }
+}
+
+function podStats(summary: Summary, namespace: string, name: string): PodStats | undefined {
+  return summary.pods?.find((p) => p.podRef.namespace === namespace && p.podRef.name === name);
+}
+
+async function waitMemoryPressureFalse(context: Context): Promise<void> {
+  await waitFor(async () => (await nodeCondition(context.admin, NODE, MEMORY_CONDITION))?.status === 'False', { what: `${MEMORY_CONDITION} False at start`, timeoutMs: 20_000 });
+}
+
+suite.test("the agent's observation equals the kubelet's /stats/summary per pod and container, within 1 MiB (non-static pods; root, cgroup v1, real kubelet)", async (context) => {
+  const scenario = await startRealNodeScenario(context, 'observe');
+  const { namespace, timeline, node } = scenario;
+  const held = { 'hold-64': 64, 'hold-160': 160, 'guaranteed-96': 96 } as const;
+  await scenario.runPods([
+    { name: 'hold-64', options: { args: ['hold', '64'] } },
+    { name: 'hold-160', options: { args: ['hold', '160'], requests: { memory: '100Mi' } } },
+    { name: 'guaranteed-96', options: { args: ['hold', '96'], requests: { memory: '128Mi', cpu: '100m' }, limits: { memory: '128Mi', cpu: '100m' } } },
+  ]);
+  await scenario.startAgent(agentConfig(node, AGENT_EVICTION_HARD));
+  const names = Object.keys(held) as (keyof typeof held)[];
+  const holding = (summary: Summary | undefined): boolean => summary !== undefined && names.every((name) => (podStats(summary, namespace, name)?.memory?.workingSetBytes ?? 0) >= held[name] * MiB);
+  // The kubelet refreshes pod stats about every 10 s: wait for a Summary taken once every pod holds its memory.
+  const kubelet = await waitFor(async () => {
+    const summary = await node.summary();
+    return holding(summary) ? summary : undefined;
+  }, { what: "the kubelet's Summary to show every pod holding its memory", timeoutMs: 40_000, intervalMs: 1000 });
+  const kubeletAtMs = Date.now();
+  const agent = await waitFor(() => timeline.observations.find((o) => o.atMs >= kubeletAtMs && holding(o.observation.summary))?.observation, { what: "the agent's next observation", timeoutMs: 10_000 });
+
+  const rows: string[] = [];
+  for (const name of names) {
+    const k = podStats(kubelet, namespace, name);
+    const a = podStats(agent.summary, namespace, name);
+    expect([name, a?.podRef.uid]).toEqual([name, k?.podRef.uid]);
+    for (const field of ['workingSetBytes', 'usageBytes'] as const) {
+      const kubeletBytes = k?.memory?.[field];
+      const agentBytes = a?.memory?.[field];
+      rows.push(`${name} pod ${field}: kubelet ${kubeletBytes} agent ${agentBytes} diff ${(agentBytes ?? NaN) - (kubeletBytes ?? NaN)}`);
+      expect([name, field, typeof kubeletBytes, typeof agentBytes]).toEqual([name, field, 'number', 'number']);
+      expect([name, field, Math.abs((agentBytes as number) - (kubeletBytes as number)) <= STATS_TOLERANCE_BYTES]).toEqual([name, field, true]);
+    }
+    for (const container of k?.containers ?? []) {
+      const mine = a?.containers?.find((c) => c.name === container.name);
+      const kubeletBytes = container.memory?.workingSetBytes;
+      const agentBytes = mine?.memory?.workingSetBytes;
+      rows.push(`${name}/${container.name} workingSetBytes: kubelet ${kubeletBytes} agent ${agentBytes}`);
+      expect([name, container.name, typeof agentBytes]).toEqual([name, container.name, 'number']);
+      expect([name, container.name, Math.abs((agentBytes as number) - (kubeletBytes as number)) <= STATS_TOLERANCE_BYTES]).toEqual([name, container.name, true]);
+    }
+  }
+  // The PID limit is the kernel's, read the same way.
+  expect(agent.summary.node.rlimit?.maxpid).toBe(kubelet.node.rlimit?.maxpid);
+  // Every pod of the namespace was found in its cgroup.
+  expect(agent.problems.filter((p) => p.includes(namespace))).toEqual([]);
+  console.log(`agent observation vs kubelet Summary (tolerance ${STATS_TOLERANCE_BYTES} bytes):\n${rows.join('\n')}`);
+}, 120_000);
+
+// A leak in one pod beside a large, well-behaved one; `leak` holds `startMi` at once, then grows
+// `rateMi` a second up to more than the node has, so only an eviction keeps the OOM killer away.
+async function leakScenario(context: Context, scenario: RealNodeScenario, leak: { readonly name: string; readonly rateMi: number; readonly startMi: number }): Promise<number> {
+  const { node, namespace, pods, timeline } = scenario;
+  const agent = await scenario.startAgent(agentConfig(node, AGENT_EVICTION_HARD));
+  await waitMemoryPressureFalse(context);
+  node.resetKubepodsMaxUsage();
+  const startMs = Date.now();
+  await createPod(context.admin, namespace, realPod(leak.name, NODE, { args: ['leak', String(leak.rateMi), String(leak.startMi), '1600'], requests: { memory: '16Mi' } }));
+  const deletedAtMs = await pods.waitDeleted(leak.name, 90_000);
+
+  // The kernel OOM killer never had to act, and kubepods never reached its limit.
+  expect(node.oomWatch.since(startMs)).toEqual([]);
+  expect(node.kubepodsMaxUsageBytes()).toBeLessThan(Number(KUBEPODS_LIMIT_BYTES));
+  // The agent ended the pod's processes on the node, then deleted it through the API.
+  expect(agent.log.find('ended pod processes locally', { pod: `${namespace}/${leak.name}` })).toHaveLength(1);
+  const { kubelet, agent: agentEvents } = await eventsBySource(context, namespace);
+  const evicted = agentEvents.filter((e) => e.reason === 'Evicted' && e.involvedObject.name === leak.name);
+  expect(evicted).toHaveLength(1);
+  expect(evicted[0]).toMatchObject({ type: 'Warning', source: { component: 'kube-eviction-agent', host: NODE }, metadata: { annotations: { starved_resource: 'memory', offending_containers: 'main' } } });
+  // The kubelet ran the pod (its own Events) and did not evict it.
+  expect(kubelet.filter((e) => e.involvedObject.name === leak.name).map((e) => e.reason)).toEqual(expect.arrayContaining(['Created', 'Started']));
+  await expectKubeletDidNotEvict(context, scenario, [leak.name]);
+  const reaction = timeline.reaction(`${namespace}/${leak.name}`);
+  expect(reaction).not.toBeNull();
+  // Generous: the machine is shared; the figures themselves are printed.
+  expect(reaction?.toLocalTerminationMs).toBeLessThan(2000);
+  console.log(
+    `${leak.rateMi} MiB/s leak: created -> deleted ${deletedAtMs - startMs} ms\n${describeReaction(reaction!)}\n` +
+      `kubelet Events:\n${describeEvents(kubelet.filter((e) => e.involvedObject.name === leak.name))}\nagent Events:\n${describeEvents(agentEvents)}`,
+  );
+  return deletedAtMs;
+}
+
+suite.test('a fast leak (400 MiB/s) is evicted by the agent before the kernel OOM killer and before the kubelet; the large well-behaved pod stays (root, cgroup v1, real kubelet)', async (context) => {
+  const scenario = await startRealNodeScenario(context, 'leak-fast');
+  await scenario.runPods([
+    { name: 'ballast', options: { args: ['hold', '600'], requests: { memory: '640Mi' } } },
+    { name: 'quiet', options: { args: ['hold', '32'], requests: { memory: '64Mi' } } },
+  ]);
+  await leakScenario(context, scenario, { name: 'leaky-fast', rateMi: 400, startMi: 0 });
+  expectUntouched(scenario, ['ballast', 'quiet']);
+}, 180_000);
+
+suite.test('a slow leak (40 MiB/s) is evicted by the agent before the OOM killer and the kubelet, passing over a static pod and a system-node-critical pod that use more memory (root, cgroup v1, real kubelet)', async (context) => {
+  const scenario = await startRealNodeScenario(context, 'leak-slow');
+  const { node, namespace, pods } = scenario;
+  const staticName = `static-hold-${NODE}`;
+  node.writeStaticPod('static-hold.yaml', realPod('static-hold', NODE, { namespace, args: ['hold', '400'] }));
+  context.defer(async () => {
+    node.removeStaticPod('static-hold.yaml');
+    const uid = pods.versions(staticName)[0]?.object.metadata.annotations?.['kubernetes.io/config.mirror'];
+    await waitFor(() => uid === undefined || !podCgroupUids(node).includes(uid), { what: 'the static pod removed by the kubelet', timeoutMs: 60_000, intervalMs: 200 });
+  });
+  await scenario.runPods([{ name: 'critical', options: { args: ['hold', '450'], requests: { memory: '16Mi' }, priorityClassName: 'system-node-critical' } }]);
+  // The kubelet creates the mirror pod of its static pod.
+  await pods.waitFor(staticName, (p) => p.status?.phase === 'Running', 'mirror pod Running', 60_000);
+  const mirrorHash = pods.latest(staticName)?.metadata.annotations?.['kubernetes.io/config.mirror'];
+  expect(mirrorHash).toMatch(/^[0-9a-f]{32}$/);
+  // The static pod's cgroup is named after its own UID (the mirror hash), not the mirror pod's API UID.
+  await waitFor(() => podCgroupUids(node).includes(mirrorHash as string), { what: "the static pod's cgroup", timeoutMs: 30_000 });
+  expect(pods.latest('critical')?.spec.priority).toBe(2000001000);
+
+  await leakScenario(context, scenario, { name: 'leaky-slow', rateMi: 40, startMi: 150 });
+  // Both used more memory than the leak when it was evicted, and both stayed.
+  const evicted = (await listEvents(context.admin, namespace, 'Evicted')).find((e) => e.involvedObject.name === 'leaky-slow');
+  const leakBytes = Number(evicted?.metadata.annotations?.offending_containers_usage?.replace(/Ki$/, '')) * 1024;
+  expect(leakBytes).toBeGreaterThan(0);
+  expect(leakBytes).toBeLessThan(400 * MiB);
+  expectUntouched(scenario, ['critical', staticName]);
+  // The kubelet's own figures (it reports the static pod, which the agent does not find yet).
+  const summary = await waitFor(async () => {
+    const s = await node.summary();
+    return [podStats(s, namespace, 'critical'), podStats(s, namespace, staticName)].every((p) => (p?.memory?.workingSetBytes ?? 0) > 0) ? s : undefined;
+  }, { what: 'the kubelet Summary of the critical and static pods', timeoutMs: 30_000, intervalMs: 1000 });
+  for (const name of ['critical', staticName]) expect([name, (podStats(summary, namespace, name)?.memory?.workingSetBytes ?? 0) > leakBytes]).toEqual([name, true]);
+}, 180_000);
+
+suite.test('PID pressure from a fork-leaking pod: the agent evicts it before it reaches its pids limit, and before the kubelet (root, cgroup v1, real kubelet)', async (context) => {
+  const scenario = await startRealNodeScenario(context, 'pid-pressure');
+  const { node, namespace, pods } = scenario;
+  await scenario.runPods([{ name: 'quiet', options: { args: ['hold', '16'], requests: { memory: '32Mi' } } }]);
+  // The threshold sits 300 processes below what is available now (the machine is shared).
+  const availablePids = await waitFor(async () => {
+    const rlimit = (await node.summary()).node.rlimit;
+    return rlimit?.maxpid !== undefined && rlimit.curproc !== undefined ? rlimit.maxpid - rlimit.curproc : undefined;
+  }, { what: 'the PID counts in the kubelet Summary', timeoutMs: 20_000 });
+  const thresholdPids = availablePids - 300;
+  await scenario.startAgent(agentConfig(node, { ...AGENT_EVICTION_HARD, 'pid.available': String(thresholdPids) }));
+  await waitMemoryPressureFalse(context);
+  const [forker] = await scenario.runPods([{ name: 'forker', options: { args: ['forks', '200', '2000'], requests: { memory: '32Mi' } } }]);
+  // The pod's pids cgroup, sampled until it goes: how close the leak came to its limit.
+  let maxPids = 0;
+  const pidsFile = join('/sys/fs/cgroup/pids', node.cgroups.name, 'kubepods', 'burstable', `pod${forker?.metadata.uid}`, 'pids.current');
+  const sampling = (async () => {
+    while (pods.deletedAtMs('forker') === undefined) {
+      try {
+        maxPids = Math.max(maxPids, Number(readFileSync(pidsFile, 'utf8')));
+      } catch {
+        // Not there yet, or gone.
+      }
+      await sleep(50);
+    }
+  })();
+  await pods.waitDeleted('forker', 90_000);
+  await sampling;
+
+  const { agent: agentEvents } = await eventsBySource(context, namespace);
+  expect(agentEvents.filter((e) => e.reason === 'Evicted').map((e) => [e.involvedObject.name, e.metadata.annotations?.starved_resource])).toEqual([['forker', 'pids']]);
+  expect(maxPids).toBeGreaterThan(300);
+  expect(maxPids).toBeLessThan(POD_PIDS_LIMIT);
+  await expectKubeletDidNotEvict(context, scenario, ['forker']);
+  expectUntouched(scenario, ['quiet']);
+  console.log(`PID pressure: threshold pid.available ${thresholdPids} (available at start ${availablePids}); the forker reached ${maxPids} processes (pod limit ${POD_PIDS_LIMIT})`);
+}, 180_000);
+
+suite.test("disk pressure from a pod filling its emptyDir on the kubelet's small tmpfs root: the agent evicts it before the filesystem fills and before the kubelet (root, cgroup v1, real kubelet)", async (context) => {
+  const scenario = await startRealNodeScenario(context, 'disk-pressure');
+  const { node, namespace, pods } = scenario;
+  await scenario.runPods([{ name: 'quiet', options: { args: ['hold', '8'], requests: { memory: '32Mi' }, emptyDir: true } }]);
+  await scenario.startAgent(agentConfig(node, AGENT_EVICTION_HARD));
+  await waitMemoryPressureFalse(context);
+  let minFreeBytes = Number.POSITIVE_INFINITY;
+  const free = (): number => {
+    const stats = statfsSync(node.rootDir);
+    return stats.bavail * stats.bsize;
+  };
+  // 40 MiB/s up to 240 MiB of the 256 MiB: only an eviction keeps the filesystem from filling.
+  await createPod(context.admin, namespace, realPod('filler', NODE, { args: ['fill', '/scratch/data', '40', '240'], requests: { memory: '32Mi' }, emptyDir: true }));
+  const sampling = (async () => {
+    while (pods.deletedAtMs('filler') === undefined) {
+      minFreeBytes = Math.min(minFreeBytes, free());
+      await sleep(50);
+    }
+  })();
+  await pods.waitDeleted('filler', 90_000);
+  await sampling;
+
+  const { agent: agentEvents } = await eventsBySource(context, namespace);
+  expect(agentEvents.filter((e) => e.reason === 'Evicted').map((e) => [e.involvedObject.name, e.metadata.annotations?.starved_resource])).toEqual([['filler', 'ephemeral-storage']]);
+  // Never below the kubelet's own threshold (10%), let alone full.
+  expect(minFreeBytes).toBeGreaterThan(Number(ROOT_DIR_BYTES) / 10);
+  await expectKubeletDidNotEvict(context, scenario, ['filler']);
+  expectUntouched(scenario, ['quiet']);
+  console.log(`disk pressure: the kubelet root's free space went down to ${(minFreeBytes / MiB).toFixed(1)} MiB of ${Number(ROOT_DIR_BYTES) / MiB} MiB`);
+}, 180_000);
