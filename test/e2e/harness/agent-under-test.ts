@@ -67,15 +67,15 @@ export async function startAgentUnderTest(options: AgentUnderTestOptions): Promi
   const logger = log.child({ node: options.nodeName });
   const clock = systemClock;
   const config = parseConfigText(options.configYaml, 'e2e-agent.yaml');
-  // Disk observation reads here instead of the machine's /var/lib/kubelet.
-  const emptyDir = mkdtempSync(join(tmpdir(), 'kea-e2e-agent-'));
+  // With a sandbox, disk observation reads here instead of the machine's /var/lib/kubelet.
+  const emptyDir = options.realNode !== true && options.node !== undefined ? mkdtempSync(join(tmpdir(), 'kea-e2e-agent-')) : null;
   const { node } = options;
   let observer: NodeObserver = quietObserver;
   let notifier: MemoryThresholdNotifier;
   let terminator: LocalTerminator = noTerminator;
   if (options.realNode === true) {
     ({ observer, notifier, terminator } = nodeAdapters(config, options.nodeName, clock, logger));
-  } else if (node !== undefined) {
+  } else if (node !== undefined && emptyDir !== null) {
     observer = createCgroupObserver({
       hostRoot: '/',
       cgroupRoot: CGROUP_ROOT,
@@ -121,7 +121,7 @@ export async function startAgentUnderTest(options: AgentUnderTestOptions): Promi
     if (stopped) return;
     stopped = true;
     await agent.stop();
-    rmSync(emptyDir, { recursive: true, force: true });
+    if (emptyDir !== null) rmSync(emptyDir, { recursive: true, force: true });
   };
   try {
     await waitFor(() => cluster.synced, { what: 'the agent\'s pod and node watches to sync', timeoutMs: 30_000, detail: () => log.tail(20) });
