@@ -26,7 +26,7 @@ export interface ControlPlaneOptions {
 
 // etcd reads flags from ETCD_* variables too; the apiserver needs nothing from the test's
 // environment. Only what a process needs to run is passed on.
-function cleanEnv(): NodeJS.ProcessEnv {
+export function cleanEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const key of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[key] !== undefined) env[key] = process.env[key];
   return env;

@@ -4,9 +4,10 @@
 // the subtree (only the test's pods can), then removes every cgroup below it deepest first, in
 // every hierarchy, the cgroup v2 one included (runc also places containers there on a hybrid host).
 
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { shellQuote } from './exit-cleanup.js';
+import { subtreeDeepestFirst } from './node-sandbox.js';
 import { sleep } from './wait.js';
 
 export const CGROUP_MOUNT_ROOT = '/sys/fs/cgroup';
@@ -29,23 +30,6 @@ function cgroupMounts(): CgroupMount[] {
     else if (fsType === 'cgroup2') mounts.push({ path: mountPoint, version: 2 });
   }
   return mounts;
-}
-
-// A directory and every directory below it, deepest first.
-function subtreeDeepestFirst(dir: string): string[] {
-  const found: string[] = [];
-  const visit = (path: string): void => {
-    let entries;
-    try {
-      entries = readdirSync(path, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) if (entry.isDirectory()) visit(join(path, entry.name));
-    found.push(path);
-  };
-  visit(dir);
-  return found;
 }
 
 let counter = 0;

@@ -32,8 +32,8 @@ function oomKillCount(dir: string): number {
   return Number(count);
 }
 
-// A directory and every cgroup below it, deepest first.
-function subtreeDeepestFirst(dir: string): string[] {
+/** A directory and every directory (cgroup) below it, deepest first. */
+export function subtreeDeepestFirst(dir: string): string[] {
   const found: string[] = [];
   const visit = (path: string): void => {
     let entries;

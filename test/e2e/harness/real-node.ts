@@ -17,7 +17,7 @@ import type { Summary } from '../../../src/api/summary.js';
 import { ApiClient } from './api-client.js';
 import { REPO_ROOT, type Lookup, type RealNodeBinaries } from './binaries.js';
 import { Containerd, processesInMountNamespace } from './containerd.js';
-import type { ControlPlane } from './control-plane.js';
+import { cleanEnv, type ControlPlane } from './control-plane.js';
 import { onProcessExit, shellQuote, startWatchdog, type Watchdog } from './exit-cleanup.js';
 import { freePorts } from './free-port.js';
 import { KernelOomWatch } from './kernel-oom-watch.js';
@@ -58,13 +58,6 @@ export interface RealNodeOptions {
   readonly evictionHard: Readonly<Record<string, string>>;
   /** pids.max of each pod cgroup: a fork leak cannot take the machine's PIDs. */
   readonly podPidsLimit: number;
-}
-
-// Only what the processes need from the test's environment.
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
-  for (const key of ['HOME', 'LANG']) if (process.env[key] !== undefined) env[key] = process.env[key];
-  return env;
 }
 
 function memTotalBytes(): bigint {
