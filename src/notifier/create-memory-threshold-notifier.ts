@@ -55,7 +55,7 @@ export interface MemoryThresholdNotifierOptions extends Partial<MemoryThresholdN
   readonly logger: Logger;
   /** The kernel interface; the real one unless a test passes a fake. */
   readonly native?: NativeEvents;
-  /** Where /proc is mounted (PSI mode reads the root cgroup's pressure and usage there). */
+  /** Where /proc is mounted (PSI mode arms the system-wide pressure there when the root cgroup has no memory.pressure). */
   readonly procRoot?: string;
   /** Reads a file for the PSI fast check. */
   readonly readText?: ReadText;

@@ -14,7 +14,7 @@ import type { Threshold } from '../api/threshold.js';
 import { NativeError } from '../errors.js';
 import type { MemoryThresholdNotifier, NotifierEvent } from '../eviction/ports.js';
 import { EPOLLERR, EPOLLPRI, type FileFd, type NativeEvents } from '../../native/native-events.js';
-import { cgroupWorkingSetSource, readWorkingSetBytes, type ReadText, type WorkingSetSource } from './cgroup-v2-memory.js';
+import { cgroupWorkingSetSource, readWorkingSetBytes, rootWorkingSetSource, type ReadText, type WorkingSetSource } from './cgroup-v2-memory.js';
 import { DEFAULT_EPOLL_LOOP_OPTIONS, EpollLoop, type EpollLoopOptions, type EpollWatch } from './epoll-loop.js';
 import { computeMemoryThresholds, isProblem, workingSetMeetsThreshold, type MemorySignal, type MemoryThresholdFigures } from './memory-thresholds.js';
 import { openPsiTrigger, unprivilegedWindowMs } from './psi-trigger.js';
@@ -28,7 +28,7 @@ export interface PsiNotifierOptions {
   readonly nodeCgroup: string;
   /** The kubepods cgroup, relative to cgroupRoot. */
   readonly podCgroupRoot: string;
-  /** Where /proc is: the root cgroup's pressure and usage come from `<procRoot>/pressure/memory` and `<procRoot>/meminfo`. */
+  /** Where /proc is: a root cgroup without memory.pressure uses `<procRoot>/pressure/memory`. */
   readonly procRoot: string;
   readonly psiStallThresholdMs: number;
   readonly psiWindowMs: number;
@@ -215,11 +215,9 @@ export class PsiNotifier implements MemoryThresholdNotifier {
     if (known !== undefined) return known;
     const relative = signal === 'memory.available' ? this.options.nodeCgroup : this.options.podCgroupRoot;
     const cgroupDir = join(this.options.cgroupRoot, relative);
-    // The root cgroup has no memory.current: the node's usage is in /proc/meminfo instead.
+    // The root cgroup has no memory.current: its usage is emulated from its memory.stat, as the observer does.
     const source: WorkingSetSource =
-      relative === '' && !this.options.fileExists(join(cgroupDir, 'memory.current'))
-        ? { kind: 'meminfo', meminfoPath: join(this.options.procRoot, 'meminfo') }
-        : cgroupWorkingSetSource(cgroupDir);
+      relative === '' && !this.options.fileExists(join(cgroupDir, 'memory.current')) ? rootWorkingSetSource(cgroupDir) : cgroupWorkingSetSource(cgroupDir);
     this.sources.set(signal, source);
     return source;
   }

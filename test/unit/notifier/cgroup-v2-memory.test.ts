@@ -1,9 +1,10 @@
-// The cgroup v2 working set the psi fast check reads: memory.current minus inactive_file, and the
-// root cgroup's /proc/meminfo, against fixture files in the kernel's formats.
+// The cgroup v2 working set the psi fast check reads: memory.current minus inactive_file, and for
+// the root cgroup (no memory.current) anon + file - inactive_file of its memory.stat, as runc and
+// the observer compute it, against fixture files in the kernel's formats.
 
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { parseInactiveFileBytes, parseMeminfo, readWorkingSetBytes, cgroupWorkingSetSource, type ReadText } from '../../../src/notifier/cgroup-v2-memory.js';
+import { parseInactiveFileBytes, readWorkingSetBytes, cgroupWorkingSetSource, rootWorkingSetSource, type ReadText } from '../../../src/notifier/cgroup-v2-memory.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const readFixture: ReadText = (path) => readFile(path, 'utf8');
@@ -14,8 +15,14 @@ describe('cgroup v2 working set (the PSI fast check)', () => {
     expect(await readWorkingSetBytes(readFixture, cgroupWorkingSetSource(fixtures))).toBe(1_375_731_712n);
   });
 
-  test('the root cgroup from /proc/meminfo: MemTotal - MemFree - Inactive(file)', async () => {
-    expect(await readWorkingSetBytes(readFixture, { kind: 'meminfo', meminfoPath: `${fixtures}meminfo` })).toBe((8_147_812n - 512_340n - 3_125_248n) * 1024n);
+  test('the root cgroup from its memory.stat: anon + file - inactive_file, not meminfo (which counts kernel memory)', async () => {
+    // anon 1073741824 + file 805306368 - inactive_file 536870912; kernel 33554432 is left out
+    expect(await readWorkingSetBytes(readFixture, rootWorkingSetSource(fixtures))).toBe(1_342_177_280n);
+  });
+
+  test('a root memory.stat without anon, file or inactive_file is an error', async () => {
+    const readText: ReadText = async () => 'anon 1\ninactive_file 1\n';
+    await expect(readWorkingSetBytes(readText, rootWorkingSetSource('/cg'))).rejects.toThrow('/cg/memory.stat lacks anon, file or inactive_file');
   });
 
   const cases: { name: string; files: Record<string, string>; expected: bigint | string }[] = [
@@ -40,6 +47,5 @@ describe('cgroup v2 working set (the PSI fast check)', () => {
 
   test('parsers return null for missing fields', () => {
     expect(parseInactiveFileBytes('anon 5\n')).toBeNull();
-    expect(parseMeminfo('MemTotal: 1 kB\nMemFree: 1 kB\n')).toBeNull();
   });
 });

@@ -249,15 +249,27 @@ describe('PsiNotifier fast check', () => {
     await notifier.stop();
   });
 
-  test('the root cgroup is read from /proc/meminfo when it has no memory.current', async () => {
+  test('the root cgroup, without memory.current, is read from its memory.stat as the observer reads it', async () => {
     const { notifier, start, events, clock, files, reads } = setup({ nodeCgroup: '' }, []);
-    // MemTotal 8Gi, free 512Mi, inactive file 256Mi: working set 7.25Gi
-    files.set(`${PROC}/meminfo`, `MemTotal: ${8 * 1024 * 1024} kB\nMemFree: ${512 * 1024} kB\nInactive(file): ${256 * 1024} kB\n`);
+    // anon 6Gi + file 1.5Gi - inactive file 256Mi: working set 7.25Gi, over the 7Gi the threshold allows.
+    files.set(`${ROOT}/memory.stat`, `anon ${6 * GI}\nfile ${1.5 * GI}\nkernel ${2 * GI}\ninactive_file ${GI / 4}\n`);
     notifier.updateThresholds(nodeSummary, [hardMemory]);
     await start();
     await clock.stepAsync(250);
-    expect(reads).toEqual([`${PROC}/meminfo`]);
+    expect(reads).toEqual([`${ROOT}/memory.stat`]);
     expect(events.map((e) => e.description)).toEqual(['hard memory eviction threshold']);
+    await notifier.stop();
+  });
+
+  test('kernel memory beside the root cgroup anon and file pages is no crossing (meminfo would count it)', async () => {
+    const { notifier, start, events, clock, files } = setup({ nodeCgroup: '' }, []);
+    // Working set 6Gi: below the 7Gi line, whatever slab and page tables hold besides (MemTotal - MemFree would say 7.5Gi).
+    files.set(`${ROOT}/memory.stat`, `anon ${5 * GI}\nfile ${1.5 * GI}\ninactive_file ${GI / 2}\nslab ${1.5 * GI}\n`);
+    files.set(`${PROC}/meminfo`, `MemTotal: ${8 * 1024 * 1024} kB\nMemFree: ${512 * 1024} kB\nInactive(file): ${512 * 1024} kB\n`);
+    notifier.updateThresholds(nodeSummary, [hardMemory]);
+    await start();
+    await clock.stepAsync(1000);
+    expect(events).toEqual([]);
     await notifier.stop();
   });
 
