@@ -1,8 +1,9 @@
-// A sandbox in the real cgroup v1 memory hierarchy for tests that need the kernel: it creates
-// cgroups only under one unique top cgroup (/sys/fs/cgroup/memory/kea-test-<pid>-<n>), starts
-// child processes inside them that allocate and touch a known amount of memory (or just idle),
-// ends only the processes it started, and removes every cgroup below its top, deepest first,
-// even when the test failed.
+// A sandbox in a real memory cgroup hierarchy for tests that need the kernel: it creates cgroups
+// only under one unique top cgroup (/sys/fs/cgroup/memory/kea-test-<pid>-<n> on cgroup v1,
+// /sys/fs/cgroup/kea-test-<pid>-<n> on cgroup v2), starts child processes inside them that
+// allocate and touch a known amount of memory (or just idle, or run a given command), ends only the
+// processes it started (on v2: everything inside its top cgroup, through cgroup.kill), and removes
+// every cgroup below its top, deepest first, even when the test failed.
 //
 // Typical use:
 //
@@ -18,7 +19,10 @@
 //   });
 //
 // Cleanup order matters: a cgroup that still holds a task cannot be removed, so every child is
-// killed and reaped before any rmdir, and rmdir goes from the deepest cgroup up.
+// killed and reaped before any rmdir, and rmdir goes from the deepest cgroup up. On cgroup v2 a
+// cgroup's memory files exist only when its parent enables the controller, and a cgroup that
+// enables controllers for children may hold no process itself: mkdir() enables memory and pids
+// down the path, so processes belong in leaves (container cgroups), as the kubelet places them.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
@@ -26,12 +30,29 @@ import { join } from 'node:path';
 
 /** The cgroup v1 memory hierarchy on the test machines. */
 export const CGROUP_V1_MEMORY_ROOT = '/sys/fs/cgroup/memory';
+/** The cgroup v2 mount (in the cgroup v2 guest). */
+export const CGROUP_V2_ROOT = '/sys/fs/cgroup';
+/** What a v2 sandbox enables for its children, level by level. */
+const V2_CONTROLLERS = ['memory', 'pids'];
 
 /** Why real cgroup v1 tests cannot run here (not root, no v1 memory hierarchy), or null when they can. */
 export function cgroupV1Unavailable(memoryRoot = CGROUP_V1_MEMORY_ROOT): string | null {
   if (typeof process.getuid === 'function' && process.getuid() !== 0) return 'not running as root';
   if (!existsSync(join(memoryRoot, 'cgroup.event_control'))) return `no cgroup v1 memory hierarchy at ${memoryRoot} (no cgroup.event_control)`;
   return null;
+}
+
+/** Why real cgroup v2 tests cannot run here (not root, no v2 hierarchy with memory for children), or null when they can. */
+export function cgroupV2Unavailable(root = CGROUP_V2_ROOT): string | null {
+  if (typeof process.getuid === 'function' && process.getuid() !== 0) return 'not running as root';
+  let enabled: string;
+  try {
+    enabled = readFileSync(join(root, 'cgroup.subtree_control'), 'utf8');
+  } catch {
+    return `no cgroup v2 hierarchy at ${root} (no cgroup.subtree_control)`;
+  }
+  const missing = V2_CONTROLLERS.filter((controller) => !enabled.split(/\s+/).includes(controller));
+  return missing.length === 0 ? null : `the cgroup v2 hierarchy at ${root} does not enable ${missing.join(', ')} for its children`;
 }
 
 /** A process the sandbox started inside one of its cgroups. */
@@ -43,12 +64,18 @@ export interface SandboxProcess {
   readonly allocatedBytes: number;
   /** Resolves when the process has exited and been reaped. */
   readonly exited: Promise<void>;
+  /** Everything it printed on stdout so far. */
+  output(): string;
+  /** The signal that ended it, once it has exited (null while it runs, or when it exited by itself). */
+  exitSignal(): NodeJS.Signals | null;
 }
 
 export interface CgroupSandboxOptions {
-  /** The memory hierarchy to create the sandbox in; /sys/fs/cgroup/memory by default. */
+  /** cgroup v1 (the memory hierarchy) or v2 (the unified one); v1 by default. */
+  readonly version?: 'v1' | 'v2';
+  /** The hierarchy to create the sandbox in; /sys/fs/cgroup/memory (v1) or /sys/fs/cgroup (v2) by default. */
   readonly memoryRoot?: string;
-  /** A memory limit for the sandbox's top cgroup (memory.limit_in_bytes). */
+  /** A memory limit for the sandbox's top cgroup (memory.limit_in_bytes, or memory.max on v2). */
   readonly limitBytes?: bigint;
   /** How long a child may take to start and touch its memory; 30 s by default. */
   readonly startTimeoutMs?: number;
@@ -85,18 +112,21 @@ export class CgroupSandbox {
   /** The top cgroup's absolute path. */
   readonly path: string;
   private readonly children = new Map<number, { child: ChildProcess; exited: Promise<void> }>();
+  readonly version: 'v1' | 'v2';
   private readonly startTimeoutMs: number;
   private cleaned = false;
 
-  private constructor(memoryRoot: string, startTimeoutMs: number) {
+  private constructor(version: 'v1' | 'v2', memoryRoot: string, startTimeoutMs: number) {
+    this.version = version;
     this.name = `kea-test-${process.pid}-${sandboxCounter++}`;
     this.path = join(memoryRoot, this.name);
     this.startTimeoutMs = startTimeoutMs;
   }
 
-  /** Creates the top cgroup (with a limit if asked). Check {@link cgroupV1Unavailable} first. */
+  /** Creates the top cgroup (with a limit if asked). Check {@link cgroupV1Unavailable} (or {@link cgroupV2Unavailable}) first. */
   static async create(options: CgroupSandboxOptions = {}): Promise<CgroupSandbox> {
-    const sandbox = new CgroupSandbox(options.memoryRoot ?? CGROUP_V1_MEMORY_ROOT, options.startTimeoutMs ?? 30_000);
+    const version = options.version ?? 'v1';
+    const sandbox = new CgroupSandbox(version, options.memoryRoot ?? (version === 'v1' ? CGROUP_V1_MEMORY_ROOT : CGROUP_V2_ROOT), options.startTimeoutMs ?? 30_000);
     mkdirSync(sandbox.path);
     liveSandboxes.add(sandbox);
     if (options.limitBytes !== undefined) sandbox.setLimit('', options.limitBytes);
@@ -111,13 +141,34 @@ export class CgroupSandbox {
   /** Creates a cgroup below the sandbox, and its parents; returns its absolute path. */
   mkdir(relative: string): string {
     const path = this.resolve(relative);
-    mkdirSync(path, { recursive: true });
+    if (this.version === 'v1') {
+      mkdirSync(path, { recursive: true });
+      return path;
+    }
+    // v2: each level enables the controllers for the next before the next is created.
+    let dir = this.path;
+    for (const part of relative.split('/').filter((p) => p !== '')) {
+      this.enableControllers(dir);
+      dir = join(dir, part);
+      if (!existsSync(dir)) mkdirSync(dir);
+    }
     return path;
   }
 
-  /** Sets memory.limit_in_bytes of a cgroup below the sandbox. */
+  private enableControllers(dir: string): void {
+    const enabled = readFileSync(join(dir, 'cgroup.subtree_control'), 'utf8').split(/\s+/);
+    const missing = V2_CONTROLLERS.filter((controller) => !enabled.includes(controller));
+    if (missing.length > 0) writeFileSync(join(dir, 'cgroup.subtree_control'), missing.map((c) => `+${c}`).join(' '));
+  }
+
+  /** Sets the hard memory limit of a cgroup below the sandbox (memory.limit_in_bytes, memory.max on v2). */
   setLimit(relative: string, limitBytes: bigint): void {
-    writeFileSync(join(this.resolve(relative), 'memory.limit_in_bytes'), `${limitBytes}\n`);
+    this.write(relative, this.version === 'v1' ? 'memory.limit_in_bytes' : 'memory.max', `${limitBytes}\n`);
+  }
+
+  /** Writes a control file of a cgroup below the sandbox. */
+  write(relative: string, file: string, text: string): void {
+    writeFileSync(join(this.resolve(relative), file), text);
   }
 
   /** Reads a control file of a cgroup below the sandbox. */
@@ -139,6 +190,14 @@ export class CgroupSandbox {
     return this.start(relative, 0, ['sleep', '1000000']);
   }
 
+  /**
+   * Starts `command` in the cgroup (what it starts is born there too); resolves once it prints
+   * `ready` on its own line.
+   */
+  startCommand(relative: string, command: readonly string[]): Promise<SandboxProcess> {
+    return this.start(relative, 0, command);
+  }
+
   private start(relative: string, allocatedBytes: number, command: readonly string[]): Promise<SandboxProcess> {
     const cgroup = this.mkdir(relative);
     // The shell moves itself into the cgroup, says so, and becomes the command (same PID).
@@ -151,14 +210,16 @@ export class CgroupSandbox {
     exited.then(() => this.children.delete(pid), () => undefined);
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    let stdout = '';
+    const output = (): string => stdout;
+    const exitSignal = (): NodeJS.Signals | null => child.signalCode;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${command[0]} in ${cgroup} not ready after ${this.startTimeoutMs} ms`)), this.startTimeoutMs);
-      let stdout = '';
       child.stdout?.on('data', (chunk: Buffer) => {
         stdout += chunk.toString();
         if (stdout.includes('ready\n')) {
           clearTimeout(timer);
-          resolve({ pid, cgroup, allocatedBytes, exited });
+          resolve({ pid, cgroup, allocatedBytes, exited, output, exitSignal });
         }
       });
       child.once('exit', (code, signal) => {
@@ -174,6 +235,16 @@ export class CgroupSandbox {
     if (entry === undefined) return;
     entry.child.kill('SIGKILL');
     await entry.exited;
+  }
+
+  // v2: what the started processes forked lives in the sandbox too; cgroup.kill ends it all.
+  private killEverythingInside(): void {
+    if (this.version !== 'v2') return;
+    try {
+      writeFileSync(join(this.path, 'cgroup.kill'), '1');
+    } catch {
+      // Already removed, or a kernel before 5.14: the started processes are killed one by one.
+    }
   }
 
   /** The cgroups below the sandbox's top, deepest first, the top last. */
@@ -200,6 +271,7 @@ export class CgroupSandbox {
    */
   async cleanup(): Promise<void> {
     if (this.cleaned) return;
+    this.killEverythingInside();
     for (const { child } of this.children.values()) child.kill('SIGKILL');
     await Promise.all([...this.children.values()].map(({ exited }) => exited));
     const failures: string[] = [];
@@ -229,6 +301,7 @@ export class CgroupSandbox {
   /** The synchronous best effort used at process exit: kill, then try each rmdir once. */
   cleanupSync(): void {
     if (this.cleaned) return;
+    this.killEverythingInside();
     for (const { child } of this.children.values()) child.kill('SIGKILL');
     for (const dir of this.cgroupsDeepestFirst()) {
       try {

@@ -1,0 +1,251 @@
+// The PSI notifier on a real cgroup v2 kernel: triggers armed on a sandbox node and its kubepods
+// cgroup fire under real memory pressure (a leaking container throttled by memory.high; page cache
+// churned under a memory.max), fire again in later windows while it lasts, and stop cleanly; the
+// fast check reports a working set crossing capacity − threshold both ways; and what polling the
+// cgroup files every 10 to 50 ms costs in CPU here, beside an idle process.
+//
+// The first three cases are stages of one scene (one notifier, one leak), in order.
+
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { systemClock } from '../../../../../src/api/clock.js';
+import { silentLogger } from '../../../../../src/api/logger.js';
+import { parseQuantity } from '../../../../../src/api/quantity.js';
+import type { Threshold } from '../../../../../src/api/threshold.js';
+import type { NotifierEvent } from '../../../../../src/eviction/ports.js';
+import { createMemoryThresholdNotifier } from '../../../../../src/notifier/create-memory-threshold-notifier.js';
+import { PSI_ALLOCATABLE_DESCRIPTION, PSI_DESCRIPTION, type PsiNotifier } from '../../../../../src/notifier/psi-notifier.js';
+import { createCgroupObserver } from '../../../../../src/observe/cgroup-observer.js';
+import { CgroupSandbox, type SandboxProcess } from '../../../../helpers/cgroup-sandbox.js';
+import { openFds } from '../../../../helpers/open-fds.js';
+import { defineSuite } from '../guest-suite.js';
+import { MiB, sleepMs, waitFor } from '../kernel-numbers.js';
+import { pageCacheChurnCommand } from '../page-cache.js';
+import { containerId } from '../pod-layouts.js';
+import { leakCommand, pollerCommand, type PollStyle } from '../programs.js';
+
+const NODE_LIMIT_BYTES = 768n * BigInt(MiB);
+const HIGH_BYTES = 64 * MiB;
+const WINDOW_MS = 1000;
+const LEAK_POD = `kubepods/burstable/pod33333333-4444-4555-8666-000000000001/${containerId('5')}`;
+const CHURN_POD = `kubepods/burstable/pod33333333-4444-4555-8666-000000000002/${containerId('6')}`;
+const HARD_DESCRIPTION = 'hard memory eviction threshold';
+const POLL_DURATION_MS = 2500;
+
+interface Scene {
+  sandbox: CgroupSandbox;
+  notifier?: PsiNotifier;
+  events: { description: string; atMs: number }[];
+  leak?: SandboxProcess;
+  baselineFds: number;
+}
+let scene: Scene | undefined;
+
+const theScene = (): Scene => {
+  if (scene === undefined) throw new Error('no scene');
+  return scene;
+};
+
+function psiNotifier(sandbox: CgroupSandbox, overrides: { psiStallThresholdMs?: number; fastCheckIntervalMs?: number } = {}): PsiNotifier {
+  return createMemoryThresholdNotifier({
+    mode: 'psi',
+    cgroupRoot: '/sys/fs/cgroup',
+    nodeCgroup: sandbox.name,
+    podCgroupRoot: `${sandbox.name}/kubepods`,
+    psiStallThresholdMs: 100,
+    psiWindowMs: WINDOW_MS,
+    fastCheckIntervalMs: 250,
+    ...overrides,
+    clock: systemClock,
+    logger: silentLogger,
+  }) as PsiNotifier;
+}
+
+const onlyThis = (events: readonly { description: string; atMs: number }[], description: string): number[] => events.filter((e) => e.description === description).map((e) => e.atMs);
+
+export const suite = defineSuite({
+  name: 'notifier',
+  title: 'PSI triggers under real pressure, the fast check, and the cost of polling',
+  async setUp() {
+    const sandbox = await CgroupSandbox.create({ version: 'v2', limitBytes: NODE_LIMIT_BYTES });
+    sandbox.mkdir('kubepods/burstable');
+    scene = { sandbox, events: [], baselineFds: openFds() };
+  },
+  async tearDown() {
+    await scene?.notifier?.stop();
+    await scene?.sandbox.cleanup();
+  },
+  cases: [
+    {
+      name: 'PSI: triggers on the node and kubepods cgroups fire when a leaking container is throttled by memory.high',
+      async run({ note }) {
+        const s = theScene();
+        const notifier = psiNotifier(s.sandbox);
+        s.notifier = notifier;
+        notifier.start((event: NotifierEvent) => s.events.push({ description: event.description, atMs: performance.now() }));
+        await notifier.settled();
+        // Armed concurrently: in either order.
+        assert.deepEqual(
+          notifier
+            .psiTriggers()
+            .map((t) => [t.description, t.pressurePath, t.windowMs])
+            .sort(),
+          [
+            [PSI_ALLOCATABLE_DESCRIPTION, join(s.sandbox.path, 'kubepods', 'memory.pressure'), WINDOW_MS],
+            [PSI_DESCRIPTION, join(s.sandbox.path, 'memory.pressure'), WINDOW_MS],
+          ],
+        );
+        await sleepMs(1500);
+        assert.deepEqual(s.events, [], 'no pressure yet, no event');
+        s.sandbox.mkdir(LEAK_POD);
+        s.sandbox.write(LEAK_POD, 'memory.high', `${HIGH_BYTES}\n`);
+        const leakStartedMs = performance.now();
+        // It keeps everything it allocates, so past memory.high the kernel throttles it harder and harder.
+        s.leak = await s.sandbox.startCommand(LEAK_POD, leakCommand(MiB, 0, 512 * MiB));
+        await waitFor('a PSI event of the kubepods trigger', () => onlyThis(s.events, PSI_ALLOCATABLE_DESCRIPTION).length > 0, 30_000);
+        await waitFor('a PSI event of the node trigger', () => onlyThis(s.events, PSI_DESCRIPTION).length > 0, 10_000);
+        note('firstKubepodsEventAfterMs', Math.round((onlyThis(s.events, PSI_ALLOCATABLE_DESCRIPTION)[0] ?? 0) - leakStartedMs));
+        note('firstNodeEventAfterMs', Math.round((onlyThis(s.events, PSI_DESCRIPTION)[0] ?? 0) - leakStartedMs));
+      },
+    },
+    {
+      name: 'PSI: while the pressure lasts the trigger fires again in later windows, at most once a window',
+      async run({ note }) {
+        const s = theScene();
+        await waitFor('three events of the kubepods trigger', () => onlyThis(s.events, PSI_ALLOCATABLE_DESCRIPTION).length >= 3, 30_000);
+        const times = onlyThis(s.events, PSI_ALLOCATABLE_DESCRIPTION);
+        const gapsMs = times.slice(1).map((t, i) => t - (times[i] as number));
+        note('kubepodsEvents', times.length);
+        note('shortestGapMs', Math.round(Math.min(...gapsMs)));
+        // The kernel rate-limits a trigger to one event per window; the loop's wake-up may lag a little.
+        assert.ok(Math.min(...gapsMs) >= WINDOW_MS * 0.8, `events ${gapsMs.map(Math.round).join(', ')} ms apart: more than one in a window`);
+      },
+    },
+    {
+      name: 'PSI: stop() ends the triggers and the fast check promptly; descriptors are closed and no event follows',
+      async run({ note }) {
+        const s = theScene();
+        const notifier = s.notifier as PsiNotifier;
+        assert.ok(openFds() > s.baselineFds, 'the triggers hold descriptors while armed');
+        const startedMs = performance.now();
+        await notifier.stop();
+        const stopMs = performance.now() - startedMs;
+        note('stopMs', Math.round(stopMs));
+        assert.ok(stopMs < 2000, `stop took ${stopMs} ms`);
+        assert.equal(openFds(), s.baselineFds, 'every descriptor the notifier opened is closed');
+        assert.deepEqual(notifier.psiTriggers(), []);
+        const eventsAtStop = s.events.length;
+        await sleepMs(2 * WINDOW_MS);
+        assert.equal(s.events.length, eventsAtStop, 'no event after stop');
+        // Lift the limit (memory.high alone throttles forever) and end the leak.
+        s.sandbox.write(LEAK_POD, 'memory.high', 'max\n');
+        if (s.leak !== undefined) await s.sandbox.kill(s.leak);
+      },
+    },
+    {
+      name: 'PSI: page cache churned under a memory.max stalls the pod and fires a 10 ms trigger',
+      timeoutMs: 90_000,
+      async run({ note }) {
+        const s = theScene();
+        s.sandbox.mkdir(CHURN_POD);
+        // Smaller than the ~30 MiB the churn reads over and over: each pass reclaims the last one.
+        s.sandbox.setLimit(CHURN_POD, 20n * BigInt(MiB));
+        const notifier = psiNotifier(s.sandbox, { psiStallThresholdMs: 10 });
+        const events: number[] = [];
+        try {
+          notifier.start((event) => {
+            if (event.description === PSI_ALLOCATABLE_DESCRIPTION) events.push(performance.now());
+          });
+          await notifier.settled();
+          const startedMs = performance.now();
+          const churn = await s.sandbox.startCommand(CHURN_POD, pageCacheChurnCommand());
+          try {
+            await waitFor('a PSI event under page-cache churn', () => events.length > 0, 60_000, 50);
+            note('firstEventAfterMs', Math.round((events[0] ?? 0) - startedMs));
+            const pressure = s.sandbox.read(CHURN_POD, 'memory.pressure');
+            const stat = s.sandbox.read(CHURN_POD, 'memory.stat');
+            const totalUs = Number(/^some .* total=(\d+)$/m.exec(pressure)?.[1] ?? 0);
+            note('stallMsPerSecond', Math.round(totalUs / (performance.now() - startedMs)));
+            note('pgscan', Number(/^pgscan (\d+)$/m.exec(stat)?.[1] ?? 0));
+            assert.ok(totalUs > 0);
+          } finally {
+            await s.sandbox.kill(churn);
+          }
+        } finally {
+          await notifier.stop();
+        }
+      },
+    },
+    {
+      name: 'fast check: a working set crossing capacity − threshold is reported within a few check intervals, both ways',
+      async run({ note }) {
+        const s = theScene();
+        const observer = createCgroupObserver({ clock: systemClock, logger: silentLogger, nodeCgroup: s.sandbox.name, cgroupDriver: 'cgroupfs', kubeletRootDir: '/tmp', imageFsPath: '/tmp', podLogsDir: '/tmp' });
+        const notifier = psiNotifier(s.sandbox, { fastCheckIntervalMs: 50 });
+        const crossings: number[] = [];
+        try {
+          notifier.start((event) => {
+            if (event.description === HARD_DESCRIPTION) crossings.push(performance.now());
+          });
+          const { summary } = await observer.observe([]);
+          const availableBytes = summary.node.memory?.availableBytes ?? 0;
+          // Met once the node's working set grows by 64 MiB.
+          const threshold: Threshold = { signal: 'memory.available', value: { kind: 'quantity', quantity: parseQuantity(String(availableBytes - 64 * MiB)) }, gracePeriodMs: 0, minReclaim: null };
+          notifier.updateThresholds(summary, [threshold]);
+          await sleepMs(500);
+          assert.deepEqual(crossings, []);
+          const startedMs = performance.now();
+          const up = await s.sandbox.startAllocator(`kubepods/burstable/pod33333333-4444-4555-8666-000000000003/${containerId('7')}`, 128 * MiB);
+          const touchedMs = performance.now();
+          await waitFor('the crossing up', () => crossings.length >= 1, 5000);
+          await s.sandbox.kill(up);
+          const freedMs = performance.now();
+          await waitFor('the crossing down', () => crossings.length >= 2, 5000);
+          // The crossing happens somewhere while the allocator touches its memory (Node's own start-up included).
+          note('allocatorStartToReadyMs', Math.round(touchedMs - startedMs));
+          note('upSeenAfterAllocatorStartMs', Math.round((crossings[0] as number) - startedMs));
+          note('downSeenAfterMs', Math.round((crossings[1] as number) - freedMs));
+          assert.equal(crossings.length, 2);
+        } finally {
+          await notifier.stop();
+          observer.close();
+        }
+      },
+    },
+    {
+      name: 'polling cost: reading memory.current (and memory.stat, as the fast check does) every 10, 25 and 50 ms, beside an idle timer',
+      timeoutMs: 120_000,
+      async run({ note }) {
+        const s = theScene();
+        const current = join(s.sandbox.path, 'memory.current');
+        const stat = join(s.sandbox.path, 'memory.stat');
+        const intervals = [0, 50, 25, 10];
+        const variants: [string, PollStyle, string[]][] = [
+          ['current.async', 'async', [current]],
+          ['current.openFd', 'open-fd', [current]],
+          ['currentAndStat.async', 'async', [current, stat]],
+        ];
+        for (const [label, style, paths] of variants) {
+          const [command, ...args] = pollerCommand(style, paths, intervals, POLL_DURATION_MS, 500);
+          const { stdout } = await promisify(execFile)(command as string, args, { maxBuffer: 1 << 20 });
+          const results = stdout
+            .split('\n')
+            .filter((line) => line.startsWith('{'))
+            .map((line) => JSON.parse(line) as { intervalMs: number; reads: number; cpuUs: number; wallUs: number });
+          const idle = results.find((r) => r.intervalMs === 0);
+          assert.ok(idle !== undefined && results.length === intervals.length, 'one measurement per interval');
+          const cpuPercent = (r: { cpuUs: number; wallUs: number }): number => (100 * r.cpuUs) / r.wallUs;
+          note(`${label}.idle.cpuPercent`, Number(cpuPercent(idle).toFixed(2)));
+          for (const r of results.filter((x) => x.intervalMs > 0)) {
+            assert.ok(r.reads > 0, `no reads at ${r.intervalMs} ms`);
+            note(`${label}.${r.intervalMs}ms.cpuPercent`, Number(cpuPercent(r).toFixed(2)));
+            note(`${label}.${r.intervalMs}ms.timesIdle`, Number((cpuPercent(r) / Math.max(0.01, cpuPercent(idle))).toFixed(1)));
+            note(`${label}.${r.intervalMs}ms.reads`, r.reads);
+          }
+        }
+      },
+    },
+  ],
+});

@@ -1,0 +1,135 @@
+// Local termination on a real cgroup v2 kernel, judged by its outcome: after terminate(), the pod's
+// cgroup holds no process any more (the kernel's own `populated 0` in cgroup.events), whatever the
+// pod ran (containers, a pause process, children and orphans, a process that ignores SIGTERM, one
+// that keeps forking), while processes outside the pod (a sibling pod, a system cgroup, this
+// process) live on. For both cgroup drivers' names.
+
+import assert from 'node:assert/strict';
+import { systemClock } from '../../../../../src/api/clock.js';
+import { silentLogger } from '../../../../../src/api/logger.js';
+import type { Pod } from '../../../../../src/api/pod.js';
+import { createPodTerminator } from '../../../../../src/observe/pod-terminator.js';
+import { CgroupSandbox, type SandboxProcess } from '../../../../helpers/cgroup-sandbox.js';
+import { defineSuite, type GuestCase } from '../guest-suite.js';
+import { cgroupPids, processAlive as alive, sleepMs, waitFor } from '../kernel-numbers.js';
+import { containerId, POD_LAYOUTS, runningPod, type PodLayout } from '../pod-layouts.js';
+
+let sandbox: CgroupSandbox | undefined;
+let podCounter = 0;
+
+const theSandbox = (): CgroupSandbox => {
+  if (sandbox === undefined) throw new Error('no sandbox');
+  return sandbox;
+};
+
+/** Whether the cgroup or any descendant holds a process, as the kernel says (cgroup.events). */
+function populated(relative: string): boolean {
+  return /^populated 1$/m.test(theSandbox().read(relative, 'cgroup.events'));
+}
+
+/** A fresh pod of the layout: its UID, cgroup path and the Pod object, with containers named by their digits. */
+function newPod(layout: PodLayout, containers: Record<string, string>, qos: 'Burstable' | 'Guaranteed' = 'Burstable'): { pod: Pod; dir: string; container: (name: string) => string } {
+  const uid = `44444444-5555-4666-8777-${String(++podCounter).padStart(12, '0')}`;
+  const dir = qos === 'Burstable' ? layout.burstablePod(uid) : layout.guaranteedPod(uid);
+  const ids = Object.fromEntries(Object.entries(containers).map(([name, digit]) => [name, containerId(digit)]));
+  return { pod: runningPod(`pod-${podCounter}`, uid, qos, ids), dir, container: (name) => `${dir}/${layout.container(ids[name] as string)}` };
+}
+
+const terminator = (layout: PodLayout) => createPodTerminator({ cgroupRoot: '/sys/fs/cgroup', nodeCgroup: theSandbox().name, cgroupDriver: layout.driver, clock: systemClock, logger: silentLogger });
+
+// Processes outside every pod under test: a sibling pod's container and a system daemon's cgroup.
+async function bystanders(layout: PodLayout): Promise<SandboxProcess[]> {
+  const s = theSandbox();
+  const sibling = newPod(layout, { web: 'b' });
+  return [await s.startIdle(sibling.container('web')), await s.startIdle('system.slice/daemon')];
+}
+
+function driverCases(layout: PodLayout): GuestCase[] {
+  const d = layout.driver;
+  return [
+    {
+      name: `${d}: grace 0 ends every process of the pod (containers, pause, children, orphans) and nothing outside it`,
+      async run({ note }) {
+        const s = theSandbox();
+        const target = newPod(layout, { app: 'c', worker: 'd' }, 'Guaranteed');
+        const outside = await bystanders(layout);
+        await s.startIdle(`${target.dir}/${layout.container(containerId('e'))}`);
+        await s.startAllocator(target.container('app'), 8 << 20);
+        // A shell with children, and an orphan whose parent already exited.
+        await s.startCommand(target.container('worker'), ['/bin/sh', '-c', 'sleep 1000 & sleep 1000 & (sleep 1000 &) ; echo ready; wait']);
+        const pids = [target.container('app'), target.container('worker'), `${target.dir}/${layout.container(containerId('e'))}`].flatMap((c) => cgroupPids(s.resolve(c)));
+        note('podProcesses', pids.length);
+        assert.ok(pids.length >= 6, `the pod runs ${pids.length} processes`);
+        const { signalled } = await terminator(layout).terminate(target.pod, 0);
+        assert.equal(signalled, pids.length);
+        await waitFor('the pod cgroup to be empty', () => !populated(target.dir), 5000);
+        assert.ok(pids.every((pid) => !alive(pid)), 'every process of the pod is gone');
+        assert.ok(outside.every((p) => alive(p.pid)) && alive(process.pid), 'the processes outside the pod live on');
+      },
+    },
+    {
+      name: `${d}: a grace period sends SIGTERM first and SIGKILL to what ignores it once it is over`,
+      async run({ note }) {
+        const s = theSandbox();
+        const target = newPod(layout, { polite: '1', stubborn: '2' });
+        const outside = await bystanders(layout);
+        const polite = await s.startIdle(target.container('polite'));
+        const stubborn = await s.startCommand(target.container('stubborn'), [process.execPath, '-e', "process.on('SIGTERM', () => {}); process.stdout.write('ready\\n'); setInterval(() => {}, 1000);"]);
+        const startedMs = performance.now();
+        const { signalled } = await terminator(layout).terminate(target.pod, 1500);
+        assert.equal(signalled, 2);
+        await waitFor('the polite process to exit on SIGTERM', () => !alive(polite.pid), 2000);
+        assert.ok(alive(stubborn.pid) && performance.now() - startedMs < 1500, 'the one ignoring SIGTERM lives until the grace period is over');
+        await waitFor('the pod cgroup to be empty after the grace period', () => !populated(target.dir), 6000);
+        note('stubbornEndedAfterMs', Math.round(performance.now() - startedMs));
+        assert.ok(performance.now() - startedMs >= 1500);
+        assert.ok(outside.every((p) => alive(p.pid)));
+      },
+    },
+    {
+      name: `${d}: a pod that keeps forking ends entirely`,
+      async run({ note }) {
+        const s = theSandbox();
+        const target = newPod(layout, { forker: '3' });
+        const outside = await bystanders(layout);
+        s.mkdir(target.container('forker'));
+        // Bounded, so a failure cannot exhaust the guest: forks fail at the limit, the loop goes on.
+        s.write(target.dir, 'pids.max', '300\n');
+        await s.startCommand(target.container('forker'), ['/bin/sh', '-c', 'echo ready; while :; do sleep 1000 & done 2>/dev/null']);
+        await waitFor('the forker to have children', () => cgroupPids(s.resolve(target.container('forker'))).length > 20, 10_000);
+        const { signalled } = await terminator(layout).terminate(target.pod, 0);
+        note('signalled', signalled);
+        await waitFor('the pod cgroup to be empty', () => !populated(target.dir), 5000).catch((error: unknown) => {
+          throw new Error(`${(error as Error).message}: ${cgroupPids(s.resolve(target.container('forker'))).length} processes left`);
+        });
+        assert.ok(outside.every((p) => alive(p.pid)));
+      },
+    },
+  ];
+}
+
+export const suite = defineSuite({
+  name: 'termination',
+  title: 'local termination ends exactly the pod\'s processes',
+  async setUp() {
+    sandbox = await CgroupSandbox.create({ version: 'v2' });
+  },
+  async tearDown() {
+    await sandbox?.cleanup();
+  },
+  cases: [
+    ...POD_LAYOUTS.flatMap(driverCases),
+    {
+      name: 'a pod without a cgroup here is not terminated, and nothing is signalled',
+      async run() {
+        const layout = POD_LAYOUTS[0] as PodLayout;
+        const outside = await bystanders(layout);
+        const ghost = newPod(layout, { app: '9' });
+        const { signalled } = await terminator(layout).terminate(ghost.pod, 0);
+        assert.equal(signalled, 0);
+        await sleepMs(200);
+        assert.ok(outside.every((p) => alive(p.pid)));
+      },
+    },
+  ],
+});
