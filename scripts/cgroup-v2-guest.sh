@@ -26,10 +26,11 @@
 # Ctrl-C, a hung or crashed guest), QEMU is killed and the temporary files are removed; QEMU
 # also dies with this script if it is killed outright.
 #
-# Cost (measured on the 2-core development machine, TCG): about 4.5 s from starting QEMU to the
-# command starting, and 1-3 s more for the first `node` start in a guest (cold 9p cache). The
-# initramfs is built once per kernel (~1 s) and cached in
-# ${KEA_CACHE_DIR:-$HOME/.cache/kube-eviction-agent}/cgroup-v2-guest/.
+# Cost, measured on the shared 2-core development machine (TCG, load 4 to 12): 7 to 12 s from
+# starting QEMU to the command starting (11 to 13 s end to end for `true`), and 4 to 6 s more for the
+# first `node` start in a guest (cold 9p cache). The first run also unpacks the kernel and builds
+# the initramfs (about 2 s), cached per kernel in
+# ${KEA_CACHE_DIR:-$HOME/.cache/kube-eviction-agent}/cgroup-v2-guest/. See docs/cgroup-v2.md.
 #
 # Environment: KEA_GUEST_KERNEL (a vmlinuz; default the newest /boot/vmlinuz-*-amd64 with its
 # modules in /lib/modules), KEA_GUEST_TIMEOUT_S, KEA_CACHE_DIR, KEA_GUEST_QEMU
@@ -92,10 +93,9 @@ find_kernel() {
 # Why a guest cannot run here, or nothing.
 unavailable_reason() {
   command -v "$qemu" >/dev/null 2>&1 || { echo "$qemu not found (apt-get install qemu-system-x86)"; return; }
-  [[ -x /bin/busybox || -x /usr/bin/busybox ]] || { echo 'busybox not found (apt-get install busybox-static)'; return; }
-  local busybox
-  busybox="$(command -v busybox)"
-  file -L "$busybox" 2>/dev/null | grep -q 'statically linked' || ldd "$busybox" 2>&1 | grep -q 'not a dynamic' || { echo "$busybox is not statically linked (apt-get install busybox-static)"; return; }
+  command -v busybox >/dev/null 2>&1 || { echo 'busybox not found (apt-get install busybox-static)'; return; }
+  [[ "$(ldd "$(command -v busybox)" 2>&1 || true)" == *'not a dynamic executable'* ]] || { echo "$(command -v busybox) is not statically linked (apt-get install busybox-static)"; return; }
+  command -v setpriv >/dev/null 2>&1 || { echo 'setpriv not found (util-linux)'; return; }
   local kernel
   kernel="$(find_kernel)"
   [[ -n "$kernel" && -r "$kernel" ]] || { echo 'no readable /boot/vmlinuz-*-amd64 with modules in /lib/modules (apt-get install linux-image-amd64)'; return; }
@@ -135,17 +135,16 @@ mkdir "$ctl"
 qemu_pid=''
 readers=()
 
+# QEMU first (TERM, then KILL after 2 s), then the output readers, then the files.
 cleanup() {
   local status=$?
   trap - EXIT INT TERM HUP
   set +e
-  if [[ -z "$qemu_pid" && -s "$tmp/qemu.pid" ]]; then qemu_pid="$(cat "$tmp/qemu.pid")"; fi
   if [[ -n "$qemu_pid" ]] && kill -0 "$qemu_pid" 2>/dev/null; then
-    kill -TERM "$qemu_pid" 2>/dev/null || true
+    kill -TERM "$qemu_pid"
     for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$qemu_pid" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL "$qemu_pid" 2>/dev/null || true
+    kill -KILL "$qemu_pid" 2>/dev/null
   fi
-  [[ -n "${launcher_pid:-}" ]] && kill -KILL "$launcher_pid" 2>/dev/null
   for reader in "${readers[@]}"; do kill "$reader" 2>/dev/null; done
   wait 2>/dev/null
   rm -rf "$tmp"
@@ -224,7 +223,7 @@ if [[ ! -s "$initramfs" ]]; then
     count=$((count + 1))
   done < <(module_paths "${guest_modules[@]}")
   ((count >= ${#guest_modules[@]})) || die "missing kernel modules in $modules_dir (wanted ${guest_modules[*]})"
-  (cd "$build" && find . | cpio -o -H newc --quiet | gzip -1) >"$initramfs.$$"
+  (cd "$build" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1) >"$initramfs.$$"
   # One initramfs per kernel: an older one (another init script) goes.
   rm -f "$cache_dir/initramfs-$kernel_version-"*.cpio.gz
   mv "$initramfs.$$" "$initramfs"
@@ -265,7 +264,7 @@ cat "$tmp/stderr.out" >&2 &
 readers+=($!)
 
 started_s="$(date +%s.%N)"
-# setpriv: QEMU dies with this script even when it is killed outright.
+# setpriv (which then becomes QEMU, same PID): QEMU dies with this script even when it is killed outright.
 setpriv --pdeathsig KILL "$qemu" \
   -nodefaults -no-user-config -display none -no-reboot \
   -machine pc -accel tcg -cpu max -smp "$cpus" -m "$memory_mib" "${firmware[@]}" \
@@ -275,14 +274,13 @@ setpriv --pdeathsig KILL "$qemu" \
   -chardev "pipe,id=stdout,path=$tmp/stdout" -device virtserialport,bus=ports.0,chardev=stdout,name=kea.stdout \
   -chardev "pipe,id=stderr,path=$tmp/stderr" -device virtserialport,bus=ports.0,chardev=stderr,name=kea.stderr \
   -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
-  "${share_args[@]}" \
-  -pidfile "$tmp/qemu.pid" </dev/null >>"$tmp/qemu.log" 2>&1 &
-launcher_pid=$!
+  "${share_args[@]}" </dev/null >>"$tmp/qemu.log" 2>&1 &
+qemu_pid=$!
 
 # Wait for QEMU, or the timeout; a signal interrupts the wait and the trap cleans up.
 timed_out=0
 deadline=$(($(date +%s) + timeout_s))
-while kill -0 "$launcher_pid" 2>/dev/null; do
+while kill -0 "$qemu_pid" 2>/dev/null; do
   if (($(date +%s) >= deadline)); then
     timed_out=1
     break
@@ -290,10 +288,10 @@ while kill -0 "$launcher_pid" 2>/dev/null; do
   sleep 0.1 &
   wait $! || true
 done
-if ((timed_out)); then
-  kill -KILL "$launcher_pid" 2>/dev/null || true
-fi
-wait "$launcher_pid" 2>/dev/null || true
+((timed_out)) && kill -KILL "$qemu_pid" 2>/dev/null
+wait "$qemu_pid" 2>/dev/null || true
+qemu_pid=''
+
 ended_s="$(date +%s.%N)"
 # QEMU is gone, so the readers see the end of their FIFOs.
 for reader in "${readers[@]}"; do wait "$reader" 2>/dev/null || true; done

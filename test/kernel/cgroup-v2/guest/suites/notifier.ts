@@ -32,7 +32,7 @@ const WINDOW_MS = 1000;
 const LEAK_POD = `kubepods/burstable/pod33333333-4444-4555-8666-000000000001/${containerId('5')}`;
 const CHURN_POD = `kubepods/burstable/pod33333333-4444-4555-8666-000000000002/${containerId('6')}`;
 const HARD_DESCRIPTION = 'hard memory eviction threshold';
-const POLL_DURATION_MS = 2500;
+const POLL_DURATION_MS = 2000;
 
 interface Scene {
   sandbox: CgroupSandbox;
