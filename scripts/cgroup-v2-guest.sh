@@ -26,7 +26,7 @@
 # Ctrl-C, a hung or crashed guest), QEMU is killed and the temporary files are removed; QEMU
 # also dies with this script if it is killed outright.
 #
-# Cost, measured on the shared 2-core development machine (TCG, load 4 to 12): 7 to 12 s from
+# Cost, measured on the shared 2-core development machine (TCG, load 4 to 12): 7 to 14 s from
 # starting QEMU to the command starting (11 to 13 s end to end for `true`), and 4 to 6 s more for the
 # first `node` start in a guest (cold 9p cache). The first run also unpacks the kernel and builds
 # the initramfs (about 2 s), cached per kernel in

@@ -131,12 +131,19 @@ export function cgroupV2Suite(suite: GuestSuite, options: { readonly timeoutMs: 
     }
     try {
       run = await runGuestSuite(suite, options.timeoutMs);
-      const timing = run.timing === null ? 'no timing' : `boot ${(run.timing.bootMs / 1000).toFixed(1)} s, suite ${(run.timing.commandMs / 1000).toFixed(1)} s, total ${(run.timing.totalMs / 1000).toFixed(1)} s`;
-      console.log(`cgroup v2 guest, suite ${suite.name} on ${run.results?.kernel ?? 'an unknown kernel'}: ${timing} (host wall clock)`);
+      const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+      const timing = run.timing === null ? 'no timing' : `boot ${seconds(run.timing.bootMs)}, suite ${seconds(run.timing.commandMs)}, total ${seconds(run.timing.totalMs)} (host wall clock)`;
+      const inGuest = run.results === null ? '' : `; in the guest: loading ${seconds(run.results.loadMs)}, set-up ${seconds(run.results.setUpMs)}, cases and tear-down ${seconds(run.results.durationMs - run.results.setUpMs)}`;
+      console.log(`cgroup v2 guest, suite ${suite.name} on ${run.results?.kernel ?? 'an unknown kernel'}: ${timing}${inGuest}`);
     } catch (error) {
       setUpError = error;
     }
   }, options.timeoutMs + 60_000);
+
+  // A guest still running here (jest gave up on beforeAll) is stopped: the runner's trap ends QEMU.
+  afterAll(() => {
+    for (const runner of liveRunners) runner.kill('SIGTERM');
+  });
 
   describe(title, () => {
     for (const c of suite.cases) {

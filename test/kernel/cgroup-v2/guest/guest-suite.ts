@@ -46,6 +46,10 @@ export interface SuiteResults {
   readonly tearDownError?: string;
   /** Guest time from the first set-up step to the end of the tear-down. */
   readonly durationMs: number;
+  /** Guest time from Node's start to the suite's code loaded (the Kubernetes client is slow to load here). */
+  readonly loadMs: number;
+  /** Guest time of the set-up. */
+  readonly setUpMs: number;
 }
 
 /** The suites the guest can run; main.ts loads only the one asked for. */

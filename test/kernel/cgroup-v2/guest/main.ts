@@ -41,7 +41,10 @@ async function main(): Promise<number> {
   }
   const { suite } = (await import(`./suites/${name}.js`)) as { suite: GuestSuite };
   const kernel = readFileSync('/proc/sys/kernel/osrelease', 'utf8').trim();
+  // performance.now() counts from the process's start.
+  const loadMs = Math.round(performance.now());
   const startedMs = performance.now();
+  let setUpMs = 0;
   const cases: CaseResult[] = [];
   let setUpError: string | undefined;
   let tearDownError: string | undefined;
@@ -54,6 +57,8 @@ async function main(): Promise<number> {
       ...(setUpError === undefined ? {} : { setUpError }),
       ...(tearDownError === undefined ? {} : { tearDownError }),
       durationMs: Math.round(performance.now() - startedMs),
+      loadMs,
+      setUpMs,
     };
     writeFileSync(`${resultsPath}.tmp`, `${JSON.stringify(results, null, 2)}\n`);
     renameSync(`${resultsPath}.tmp`, resultsPath);
@@ -66,6 +71,7 @@ async function main(): Promise<number> {
     setUpError = message(error);
     console.log(`set-up failed: ${setUpError}`);
   }
+  setUpMs = Math.round(performance.now() - startedMs);
   for (const c of suite.cases) {
     const notes: Record<string, number | string> = {};
     const caseStartedMs = performance.now();

@@ -193,7 +193,11 @@ export const suite = defineSuite({
   name: 'observe',
   title: 'the observer and the fast check read the kernel\'s numbers',
   async setUp() {
-    for (const [index, layout] of POD_LAYOUTS.entries()) scenes.set(layout.driver, await buildScene(layout, index as PageCachePart));
+    // Side by side (each reads its own part of the module tree into its own page cache); what did
+    // start is kept for the tear-down even when the other failed.
+    const settled = await Promise.allSettled(POD_LAYOUTS.map((layout, index) => buildScene(layout, index as PageCachePart)));
+    for (const result of settled) if (result.status === 'fulfilled') scenes.set(result.value.layout.driver, result.value);
+    for (const result of settled) if (result.status === 'rejected') throw result.reason;
   },
   async tearDown() {
     for (const s of scenes.values()) {

@@ -277,7 +277,11 @@ export const suite = defineSuite({
   async setUp() {
     scratch = mkdtempSync(join(tmpdir(), 'kea-race-'));
     standIn = await startApiStandIn();
-    for (const variant of VARIANTS) nodes.push(await setUpVariant(variant, standIn));
+    const api = standIn;
+    // Side by side; what did start is kept for the tear-down even when the other failed.
+    const settled = await Promise.allSettled(VARIANTS.map((variant) => setUpVariant(variant, api)));
+    for (const result of settled) if (result.status === 'fulfilled') nodes.push(result.value);
+    for (const result of settled) if (result.status === 'rejected') throw result.reason;
   },
   async tearDown() {
     for (const node of nodes) {
