@@ -23,7 +23,7 @@ export interface AgentOptions {
   /** The file to watch for hot reload, and how to parse a new version of it; null disables reload. */
   readonly reload: { readonly path: string; readonly text: string; readonly parse: (text: string) => LoadedConfig } | null;
   /** Overrides the config's dry-run setting (the `--dry-run` flag). */
-  readonly dryRun?: boolean;
+  readonly dryRun?: boolean | undefined;
   /** Overrides the config's `server.port`; here 0 means any free port (tests and the demo), where the config's 0 disables the endpoint. */
   readonly serverPort?: number;
 }

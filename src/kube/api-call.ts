@@ -100,9 +100,9 @@ export function toApiFailure(err: unknown): ApiFailure {
 }
 
 interface StatusBody {
-  readonly message?: string;
-  readonly reason?: string;
-  readonly details?: { readonly causes?: StatusCause[] };
+  readonly message?: string | undefined;
+  readonly reason?: string | undefined;
+  readonly details?: { readonly causes?: StatusCause[] | undefined } | undefined;
 }
 
 function isApiException(err: unknown): err is { code: number; body: unknown; message: string } {

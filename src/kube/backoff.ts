@@ -61,8 +61,8 @@ export interface RetryOptions {
   readonly policy: BackoffPolicy;
   /** Attempts in all, the first included. */
   readonly maxAttempts: number;
-  readonly signal?: AbortSignal;
-  readonly random?: () => number;
+  readonly signal?: AbortSignal | undefined;
+  readonly random?: (() => number) | undefined;
 }
 
 /**

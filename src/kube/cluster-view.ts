@@ -31,9 +31,9 @@ export interface KubeClusterViewDeps {
   readonly nodeName: string;
   readonly clock: Clock;
   readonly logger: Logger;
-  readonly backoff?: BackoffPolicy;
-  readonly random?: () => number;
-  readonly minWatchTimeoutSeconds?: number;
+  readonly backoff?: BackoffPolicy | undefined;
+  readonly random?: (() => number) | undefined;
+  readonly minWatchTimeoutSeconds?: number | undefined;
 }
 
 type PodListener = (oldPod: Pod | null, newPod: Pod | null) => void;

@@ -16,7 +16,7 @@ export interface NodeConditionWire {
   reason?: string;
   message?: string;
   lastHeartbeatTime?: string;
-  lastTransitionTime?: string;
+  lastTransitionTime?: string | undefined;
 }
 
 /**

@@ -24,7 +24,7 @@ export interface KubeNodeReporterDeps {
   /** Attempts at the taint when the node keeps changing under it (409). */
   readonly taintAttempts?: number;
   readonly conflictBackoff?: BackoffPolicy;
-  readonly random?: () => number;
+  readonly random?: (() => number) | undefined;
 }
 
 const DEFAULT_TAINT_ATTEMPTS = 5;

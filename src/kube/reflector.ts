@@ -33,10 +33,10 @@ export interface ReflectorOptions<T extends WireObject> {
   readonly onChange: (oldObject: T | null, newObject: T | null) => void;
   readonly clock: Clock;
   readonly logger: Logger;
-  readonly backoff?: BackoffPolicy;
-  readonly random?: () => number;
+  readonly backoff?: BackoffPolicy | undefined;
+  readonly random?: (() => number) | undefined;
   /** Each watch asks the server to end it after `min * (1 + random)` seconds (client-go: 5 min). */
-  readonly minWatchTimeoutSeconds?: number;
+  readonly minWatchTimeoutSeconds?: number | undefined;
 }
 
 const DEFAULT_MIN_WATCH_TIMEOUT_SECONDS = 300;

@@ -23,7 +23,7 @@ export interface PodCgroupReading {
   readonly notFound: boolean;
   /** By container name, in the order the pod lists its containers. */
   readonly containers: ReadonlyMap<string, CgroupMemoryReading>;
-  readonly processCount?: number;
+  readonly processCount?: number | undefined;
   /** Reasons some of it is missing (`processes not counted: ...`); the caller names the pod. */
   readonly problems: readonly string[];
 }

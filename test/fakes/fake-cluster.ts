@@ -138,7 +138,7 @@ export interface PodActionCall {
   readonly method: PodActionMethod;
   readonly namespace: string;
   readonly name: string;
-  readonly uid?: string;
+  readonly uid?: string | undefined;
   readonly gracePeriodSeconds?: number | null;
   readonly uidPrecondition?: boolean;
   readonly condition?: DisruptionTargetCondition;

@@ -36,7 +36,7 @@ export const CONTENT_TYPE = {
 } as const;
 
 export interface RequestOptions {
-  readonly query?: Query;
+  readonly query?: Query | undefined;
   readonly body?: unknown;
   readonly contentType?: string;
   /** Gives up after this long (default 15 s). */
@@ -45,7 +45,7 @@ export interface RequestOptions {
 
 /** One watch stream; `done` resolves when it ends for any reason. */
 export interface WatchStream {
-  readonly done: Promise<{ readonly error?: Error; readonly status?: number }>;
+  readonly done: Promise<{ readonly error?: Error; readonly status?: number | undefined }>;
   stop(): void;
 }
 
@@ -140,8 +140,8 @@ export class ApiClient {
     if (this.token !== null) headers.Authorization = `Bearer ${this.token}`;
     const fullPath = withQuery(path, { ...query, watch: true });
     let stopped = false;
-    let finish: (outcome: { error?: Error; status?: number }) => void = () => undefined;
-    const done = new Promise<{ error?: Error; status?: number }>((resolve) => {
+    let finish: (outcome: { error?: Error; status?: number | undefined }) => void = () => undefined;
+    const done = new Promise<{ error?: Error; status?: number | undefined }>((resolve) => {
       let settled = false;
       finish = (outcome) => {
         if (settled) return;

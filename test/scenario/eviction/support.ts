@@ -6,7 +6,7 @@ import type { EvictionConfig } from '../../../src/api/eviction-config.js';
 import type { Pod } from '../../../src/api/pod.js';
 import { parseQuantity } from '../../../src/api/quantity.js';
 import type { Signal } from '../../../src/api/signals.js';
-import type { FsStats, PodStats, Summary } from '../../../src/api/summary.js';
+import type { FsStats, MemoryStats, PodStats, Summary } from '../../../src/api/summary.js';
 import { percentageRatio, type Threshold, type ThresholdValue } from '../../../src/api/threshold.js';
 import { EvictionManager, type EvictionManagerOptions } from '../../../src/eviction/manager.js';
 import type { SynchronizeResult } from '../../../src/eviction/types.js';
@@ -66,14 +66,16 @@ export interface NodeState {
   readonly pid?: { readonly maxpid: number; readonly curproc: number };
 }
 
-function memoryStats(state: MemoryState, time: string | undefined): Summary['node']['memory'] {
+const stamp = (time: string | undefined): { time?: string } => (time === undefined ? {} : { time });
+
+function memoryStats(state: MemoryState, time: string | undefined): MemoryStats {
   const availableBytes = amount(state.available);
   const capacityBytes = amount(state.capacity ?? '8Gi');
-  return { time, availableBytes, workingSetBytes: capacityBytes - availableBytes, usageBytes: capacityBytes - availableBytes };
+  return { ...stamp(time), availableBytes, workingSetBytes: capacityBytes - availableBytes, usageBytes: capacityBytes - availableBytes };
 }
 
 function fsStats(state: FsState, time: string | undefined): FsStats {
-  const fs: FsStats = { time };
+  const fs: FsStats = stamp(time);
   if (state.available !== undefined) fs.availableBytes = amount(state.available);
   if (state.capacity !== undefined) fs.capacityBytes = amount(state.capacity);
   if (state.inodesFree !== undefined) fs.inodesFree = amount(state.inodesFree);
@@ -93,7 +95,7 @@ export function makeSummary(node: NodeState, pods: readonly PodStats[], timeMs: 
     if (node.imagefs !== undefined) summary.node.runtime.imageFs = fsStats(node.imagefs, time);
     if (node.containerfs !== undefined) summary.node.runtime.containerFs = fsStats(node.containerfs, time);
   }
-  if (node.pid !== undefined) summary.node.rlimit = { time, maxpid: node.pid.maxpid, curproc: node.pid.curproc };
+  if (node.pid !== undefined) summary.node.rlimit = { ...stamp(time), maxpid: node.pid.maxpid, curproc: node.pid.curproc };
   return summary;
 }
 

@@ -126,7 +126,7 @@ describe('makeSignalObservations', () => {
     const stats = { podRef: { name: 'a', namespace: 'default', uid: 'uid-a' }, memory: { workingSetBytes: 42 } };
     summary.pods = [stats, { podRef: { name: 'nameless', namespace: 'default', uid: '' } }];
     const { statsFunc } = makeSignalObservations(summary);
-    const pod = (name: string, uid?: string): Pod => ({ metadata: { name, namespace: 'default', uid }, spec: { containers: [] } });
+    const pod = (name: string, uid?: string): Pod => ({ metadata: { name, namespace: 'default', ...(uid === undefined ? {} : { uid }) }, spec: { containers: [] } });
     expect(statsFunc(pod('renamed', 'uid-a'))).toBe(stats);
     expect(statsFunc(pod('a', 'uid-other'))).toBeUndefined();
     expect(statsFunc(pod('nameless'))).toBeUndefined();

@@ -58,7 +58,7 @@ describe('cmpBool places true before false', () => {
 });
 
 describe('priority puts lower priority first', () => {
-  const cases: { name: string; p1?: number | null; p2?: number | null; expected: number }[] = [
+  const cases: { name: string; p1?: number | null | undefined; p2?: number | null | undefined; expected: number }[] = [
     { name: 'lower first', p1: -1, p2: 1, expected: -1 },
     { name: 'higher after', p1: 1000, p2: 0, expected: 1 },
     { name: 'equal', p1: 5, p2: 5, expected: 0 },

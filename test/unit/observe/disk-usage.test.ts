@@ -142,7 +142,7 @@ describe('pod ephemeral storage through the observer', () => {
     },
   };
 
-  function buildHost(): { host: string; paths: Record<string, string> } {
+  function buildHost() {
     const host = join(scratch, 'host');
     cpSync(`${fixturesDir}cgroup-v1/cgroupfs`, host, { recursive: true });
     const podDir = join(host, `var/lib/kubelet/pods/${UID_A}`);

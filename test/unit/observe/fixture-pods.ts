@@ -55,7 +55,15 @@ export const lostPod: Pod = {
 
 /** The same pod with CRI-O container IDs. */
 export function withRuntime(pod: Pod, scheme: string): Pod {
-  const rewrite = (statuses: { name: string; containerID?: string }[] | undefined) =>
-    statuses?.map((s) => ({ ...s, containerID: s.containerID?.replace(/^[a-z-]+:\/\//, `${scheme}://`) }));
-  return { ...pod, status: { ...pod.status, containerStatuses: rewrite(pod.status?.containerStatuses), initContainerStatuses: rewrite(pod.status?.initContainerStatuses) } };
+  const rewrite = (statuses: { name: string; containerID?: string }[]) =>
+    statuses.map((s) => (s.containerID === undefined ? s : { ...s, containerID: s.containerID.replace(/^[a-z-]+:\/\//, `${scheme}://`) }));
+  const { containerStatuses, initContainerStatuses } = pod.status ?? {};
+  return {
+    ...pod,
+    status: {
+      ...pod.status,
+      ...(containerStatuses === undefined ? {} : { containerStatuses: rewrite(containerStatuses) }),
+      ...(initContainerStatuses === undefined ? {} : { initContainerStatuses: rewrite(initContainerStatuses) }),
+    },
+  };
 }

@@ -1,7 +1,7 @@
 import type { Toleration } from '../../../src/api/pod.js';
 import { getMinTolerationTimeMs, TOLERATE_FOREVER } from '../../../src/taint/min-toleration-time.js';
 
-const seconds = (tolerationSeconds: number | null | undefined): Toleration => ({ operator: 'Exists', tolerationSeconds });
+const seconds = (tolerationSeconds: number | null | undefined): Toleration => ({ operator: 'Exists', ...(tolerationSeconds === undefined ? {} : { tolerationSeconds }) });
 
 describe('getMinTolerationTimeMs follows getMinTolerationTime, in ms', () => {
   const cases: { name: string; used: Toleration[]; expectedMs: number }[] = [
