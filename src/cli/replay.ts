@@ -12,7 +12,7 @@ import { ConfigError, ReplayInputError } from '../errors.js';
 import { parseReplayLine } from '../replay/input.js';
 import { ReplayRunner } from '../replay/runner.js';
 import type { EvictionConfig } from '../api/eviction-config.js';
-import type { TaintOptions } from '../taint/taint-options.js';
+import { pickTaintOptions, type TaintOptions } from '../taint/taint-options.js';
 
 /** Replays `input` into `output`; resolves with the number of steps, rejects with ReplayInputError. */
 export async function replayStream(config: EvictionConfig, input: Readable, output: Writable, taintOptions: Partial<TaintOptions> = {}): Promise<number> {
@@ -61,8 +61,7 @@ export function registerReplay(program: Command): void {
       }
       const input = inputPath === '-' ? process.stdin : createReadStream(inputPath);
       try {
-        const { comparisonOperators, skipTerminatingPods } = config.agent.taintEviction;
-        await replayStream(config.eviction, input, process.stdout, { comparisonOperators, skipTerminatingPods });
+        await replayStream(config.eviction, input, process.stdout, pickTaintOptions(config.agent.taintEviction));
       } catch (err) {
         if (err instanceof ReplayInputError) {
           process.stderr.write(`${inputPath === "-" ? "stdin" : inputPath}: ${err.message}\n`);

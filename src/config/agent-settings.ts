@@ -162,6 +162,7 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
     uidPrecondition: (e) => bool(e, (v) => (taintEviction.uidPrecondition = v)),
     skipTerminatingPods: (e) => bool(e, (v) => (taintEviction.skipTerminatingPods = v)),
     comparisonOperators: (e) => bool(e, (v) => (taintEviction.comparisonOperators = v)),
+    countFromTimeAdded: (e) => bool(e, (v) => (taintEviction.countFromTimeAdded = v)),
     deleteRetries: (e) => {
       const value = reader.integer(e.valueNode, e.field, 0, 100);
       if (value !== undefined) taintEviction.deleteRetries = value;

@@ -118,6 +118,7 @@ export function defaultAgentSettings(): AgentSettings {
       uidPrecondition: false,
       skipTerminatingPods: false,
       comparisonOperators: false,
+      countFromTimeAdded: false,
       deleteRetries: 5,
     },
     server: { address: '0.0.0.0', port: 8080 },

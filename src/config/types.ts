@@ -88,6 +88,8 @@ export interface TaintEvictionSettings {
   readonly skipTerminatingPods: boolean;
   /** Honour `Gt`/`Lt` toleration operators. */
   readonly comparisonOperators: boolean;
+  /** Count `tolerationSeconds` from each taint's `timeAdded`, so a restart grants no fresh period. */
+  readonly countFromTimeAdded: boolean;
   readonly deleteRetries: number;
 }
 

@@ -11,6 +11,7 @@ import type { TaintEvictionSettings } from '../config/types.js';
 import type { ClusterView, EventRecorder, EvictionOutcome, PodActions } from '../eviction/ports.js';
 import { TaintHandler } from '../taint/taint-handler.js';
 import type { TaintEvent } from '../taint/taint-event.js';
+import { pickTaintOptions, TAINT_OPTION_NAMES } from '../taint/taint-options.js';
 import { KubeApiError } from '../errors.js';
 import type { AgentMetrics } from './metrics.js';
 
@@ -52,7 +53,7 @@ export class TaintController {
     const handler = new TaintHandler({
       nodeName: this.deps.nodeName,
       clock: this.deps.clock,
-      options: { comparisonOperators: this.settings.comparisonOperators, skipTerminatingPods: this.settings.skipTerminatingPods },
+      options: pickTaintOptions(this.settings),
       actions: {
         deletePod: (key, pod, fireAtMs) => this.track(this.deletePod(key, pod, fireAtMs)),
         emit: (event) => this.onEvent(event),
@@ -80,7 +81,7 @@ export class TaintController {
 
   /** Applies new settings; switching it on or off starts or stops the handler. */
   updateSettings(settings: TaintEvictionSettings): void {
-    const restart = settings.enabled !== this.settings.enabled || settings.comparisonOperators !== this.settings.comparisonOperators || settings.skipTerminatingPods !== this.settings.skipTerminatingPods;
+    const restart = settings.enabled !== this.settings.enabled || TAINT_OPTION_NAMES.some((name) => settings[name] !== this.settings[name]);
     this.settings = settings;
     if (!restart) return;
     this.detach();

@@ -36,12 +36,6 @@ import {
 } from './thresholds.js';
 import type { Eviction, RankedPod, SignalObservations, SynchronizeInput, SynchronizeResult } from './types.js';
 
-/** Options the kubelet takes from feature gates. */
-export interface EvictionManagerOptions {
-  /** The `PodLevelResources` gate (beta, on by default since Kubernetes 1.34): pod-level memory requests appear in eviction messages. */
-  readonly podLevelResources?: boolean;
-}
-
 const NO_OBSERVATIONS: SignalObservations = new Map();
 
 /**
@@ -51,7 +45,6 @@ const NO_OBSERVATIONS: SignalObservations = new Map();
  */
 export class EvictionManager {
   private config: EvictionConfig;
-  private readonly podLevelResources: boolean;
 
   // The filesystem layout the thresholds were last fitted to (kubelet `dedicatedImageFs`, nil
   // until the first pass), and the thresholds with `containerfs.*` fitted to it.
@@ -65,9 +58,8 @@ export class EvictionManager {
   private lastObservations: SignalObservations | null = null;
   private nodeConditionsState: readonly NodeConditionType[] = [];
 
-  constructor(config: EvictionConfig, options: EvictionManagerOptions = {}) {
+  constructor(config: EvictionConfig) {
     this.config = config;
-    this.podLevelResources = options.podLevelResources ?? true;
     this.effectiveThresholds = config.thresholds;
   }
 
@@ -235,7 +227,7 @@ export class EvictionManager {
         if (candidates.length === 0) notes.push(`cannot evict a critical pod ${podKey(ranked.pod)}`);
         continue;
       }
-      const { message, annotations } = evictionMessage(reclaim.resource, ranked.pod, statsFunc, figures, this.podLevelResources);
+      const { message, annotations } = evictionMessage(reclaim.resource, ranked.pod, statsFunc, figures);
       candidates.push({
         pod: ranked.pod,
         reason: { kind: 'threshold', signal: reclaim.threshold.signal, hard },

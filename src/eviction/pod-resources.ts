@@ -126,15 +126,13 @@ function zeroQuantity(resourceName: string): Quantity {
 
 /**
  * The pod's effective request for one resource, exact (kubelet `GetResourceRequestQuantity`).
- * With pod-level resources set (and `podLevelResources`, the feature gate, on), container requests
- * are ignored and only the pod-level cpu/memory requests count, so such a pod requests no
- * ephemeral-storage at all. Pod-level requests, when present, replace the container sum even with
- * the gate off, as upstream (`PodRequests` is not told about the gate). Overhead is added only to
- * a non-zero total. Resources nobody can request (`inodes`) come out as 0.
+ * With pod-level resources set (the `PodLevelResources` gate is taken as on, its default since
+ * Kubernetes 1.34), container requests are ignored and only the pod-level cpu/memory requests
+ * count, so such a pod requests no ephemeral-storage at all. Overhead is added only to a non-zero
+ * total. Resources nobody can request (`inodes`) come out as 0.
  */
-export function podRequestQuantity(pod: Pod, resourceName: string, podLevelResources = true): Quantity {
-  const hasPodLevelResources = podLevelResources && isPodLevelResourcesSet(pod);
-  const requests: QuantityList = hasPodLevelResources ? new Map() : aggregateContainerResources(pod, (c) => c.resources?.requests);
+export function podRequestQuantity(pod: Pod, resourceName: string): Quantity {
+  const requests: QuantityList = isPodLevelResourcesSet(pod) ? new Map() : aggregateContainerResources(pod, (c) => c.resources?.requests);
   if (isPodLevelRequestsSet(pod)) applyPodLevelResources(requests, pod.spec.resources?.requests);
 
   let request = zeroQuantity(resourceName);
@@ -145,12 +143,9 @@ export function podRequestQuantity(pod: Pod, resourceName: string, podLevelResou
   return request;
 }
 
-/**
- * {@link podRequestQuantity} in whole units (bytes), rounded up as apimachinery's `Value()`.
- * `podLevelResources` is the `PodLevelResources` feature gate; on by default.
- */
-export function podRequest(pod: Pod, resource: PodResourceName, podLevelResources = true): bigint {
-  return quantityValue(podRequestQuantity(pod, resource, podLevelResources));
+/** {@link podRequestQuantity} in whole units (bytes), rounded up as apimachinery's `Value()`. */
+export function podRequest(pod: Pod, resource: PodResourceName): bigint {
+  return quantityValue(podRequestQuantity(pod, resource));
 }
 
 /**

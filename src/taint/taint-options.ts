@@ -16,11 +16,19 @@ export interface TaintOptions {
   readonly countFromTimeAdded: boolean;
 }
 
+/** Every switch, for comparing two sets. */
+export const TAINT_OPTION_NAMES: readonly (keyof TaintOptions)[] = ['comparisonOperators', 'skipTerminatingPods', 'countFromTimeAdded'];
+
 export const DEFAULT_TAINT_OPTIONS: TaintOptions = {
   comparisonOperators: false,
   skipTerminatingPods: false,
   countFromTimeAdded: false,
 };
+
+/** The switches alone, out of anything that carries them (the agent's `taintEviction` settings). */
+export function pickTaintOptions(source: TaintOptions): TaintOptions {
+  return { comparisonOperators: source.comparisonOperators, skipTerminatingPods: source.skipTerminatingPods, countFromTimeAdded: source.countFromTimeAdded };
+}
 
 export function resolveTaintOptions(options: Partial<TaintOptions> | undefined): TaintOptions {
   return { ...DEFAULT_TAINT_OPTIONS, ...options };

@@ -15,15 +15,15 @@ interface TaintLine {
   fireAt?: string;
 }
 
-const node = (...taints: { key: string; effect?: string; value?: string }[]): unknown => ({
+const node = (...taints: { key: string; effect?: string; value?: string; timeAdded?: string }[]): unknown => ({
   metadata: { name: 'node-a' },
   spec: { taints: taints.map((t) => ({ effect: 'NoExecute', ...t })) },
 });
 
 const tolerating = (name: string, ...tolerations: Toleration[]) => ({ ...makePod({ name }), spec: { ...makePod({ name }).spec, tolerations } });
 
-function taintLines(steps: unknown[]): TaintLine[][] {
-  const result = replay('{}\n', steps);
+function taintLines(steps: unknown[], configYaml = '{}\n'): TaintLine[][] {
+  const result = replay(configYaml, steps);
   expect(result.stderr).toBe('');
   expect(result.status).toBe(0);
   return result.lines.map((l) => l.taintEvictions as TaintLine[]);
@@ -105,6 +105,13 @@ describe('NoExecute taints through replay', () => {
       { pod: 'default/lengthened', action: 'deleted', at: at(60) },
       { pod: 'default/shortened', action: 'deleted', at: at(60) },
     ]);
+  });
+
+  test('with taintEviction.countFromTimeAdded the period counts from the taint\'s timeAdded, not from when it was seen', () => {
+    const pod = tolerating('web', { key: 'k', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 });
+    const steps = [{ time: at(0), node: node({ key: 'k', timeAdded: at(-20) }), pods: [pod] }, { time: at(60) }];
+    expect(taintLines(steps)[0]).toEqual([{ pod: 'default/web', action: 'scheduled', at: at(0), fireAt: at(30) }]);
+    expect(taintLines(steps, 'taintEviction:\n  countFromTimeAdded: true\n')[0]).toEqual([{ pod: 'default/web', action: 'scheduled', at: at(0), fireAt: at(10) }]);
   });
 
   test('deleting the node does not cancel pending deletions (upstream)', () => {

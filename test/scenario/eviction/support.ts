@@ -8,7 +8,7 @@ import { parseQuantity } from '../../../src/api/quantity.js';
 import type { Signal } from '../../../src/api/signals.js';
 import type { FsStats, MemoryStats, PodStats, Summary } from '../../../src/api/summary.js';
 import { percentageRatio, type Threshold, type ThresholdValue } from '../../../src/api/threshold.js';
-import { EvictionManager, type EvictionManagerOptions } from '../../../src/eviction/manager.js';
+import { EvictionManager } from '../../../src/eviction/manager.js';
 import type { SynchronizeResult } from '../../../src/eviction/types.js';
 import { FakeClock } from '../../fakes/fake-clock.js';
 import { amount, type Amount } from '../../fixtures/pods.js';
@@ -115,8 +115,8 @@ export class Scenario {
   /** When true the pass gets no summary (the stats provider failed). */
   summaryUnavailable = false;
 
-  constructor(config: EvictionConfig, options?: EvictionManagerOptions) {
-    this.manager = new EvictionManager(config, options);
+  constructor(config: EvictionConfig) {
+    this.manager = new EvictionManager(config);
   }
 
   step(ms: number): this {

@@ -70,6 +70,7 @@ describe('agent settings', () => {
         uidPrecondition: true,
         skipTerminatingPods: true,
         comparisonOperators: true,
+        countFromTimeAdded: true,
         deleteRetries: 3,
       },
       server: { address: '127.0.0.1', port: 9090 },
@@ -121,6 +122,7 @@ describe('agent settings', () => {
       uidPrecondition: false,
       skipTerminatingPods: false,
       comparisonOperators: false,
+      countFromTimeAdded: false,
       deleteRetries: 5,
     });
     expect(settings.server).toEqual({ address: '0.0.0.0', port: 8080 });

@@ -155,7 +155,7 @@ describe('evictionMessage: container sentences and annotations (upstream TestEvi
     test(tc.name, () => {
       const pod = makePod({ name: 'evicted-pod', containers: tc.containers, initContainers: tc.initContainers });
       const stats = statsFuncOf(makePodStats(pod, { containers: tc.containerStats }));
-      expect(evictionMessage(tc.resource, pod, stats, noThresholds, true)).toEqual({ message: tc.message, annotations: tc.annotations });
+      expect(evictionMessage(tc.resource, pod, stats, noThresholds)).toEqual({ message: tc.message, annotations: tc.annotations });
     });
   }
 });
@@ -208,13 +208,13 @@ describe('evictionMessage: the threshold sentence', () => {
   ];
   for (const tc of cases) {
     test(tc.name, () => {
-      expect(evictionMessage(tc.resource, pod, stats, tc.thresholds, true).message).toBe(tc.expected);
+      expect(evictionMessage(tc.resource, pod, stats, tc.thresholds).message).toBe(tc.expected);
     });
   }
 
   test('a pod without stats gets the node sentences and no annotations', () => {
     const unknown = makePod({ name: 'no-stats', requests: { memory: '1Mi' } });
-    expect(evictionMessage('memory', unknown, statsFuncOf(), [threshold('memory.available', '1Gi', 0n)], true)).toEqual({
+    expect(evictionMessage('memory', unknown, statsFuncOf(), [threshold('memory.available', '1Gi', 0n)])).toEqual({
       message: 'The node was low on resource: memory. Threshold quantity: 1Gi, available: 0. ',
       annotations: {},
     });
@@ -234,7 +234,7 @@ describe('evictionMessage: pod-level resources', () => {
   test('the pod sentence comes before the container ones, with the pod annotations', () => {
     const pod = podLevel();
     const stats = statsFuncOf(makePodStats(pod, { workingSetBytes: '1536Mi', containers: fooOver }));
-    expect(evictionMessage('memory', pod, stats, noThresholds, true)).toEqual({
+    expect(evictionMessage('memory', pod, stats, noThresholds)).toEqual({
       message:
         'The node was low on resource: memory. ' +
         'Pod pod-level-pod was using 1536Mi, request is 1Gi, has larger consumption of memory. ' +
@@ -252,7 +252,7 @@ describe('evictionMessage: pod-level resources', () => {
   test('the pod sentence is printed even when the pod is within its request, as upstream', () => {
     const pod = podLevel();
     const stats = statsFuncOf(makePodStats(pod, { workingSetBytes: '512Mi' }));
-    expect(evictionMessage('memory', pod, stats, noThresholds, true)).toEqual({
+    expect(evictionMessage('memory', pod, stats, noThresholds)).toEqual({
       message: 'The node was low on resource: memory. Pod pod-level-pod was using 512Mi, request is 1Gi, has larger consumption of memory. ',
       annotations: { offending_pod: 'pod-level-pod', offending_pod_usage: '512Mi', offending_containers: '', offending_containers_usage: '', starved_resource: 'memory' },
     });
@@ -262,23 +262,22 @@ describe('evictionMessage: pod-level resources', () => {
     const pod = podLevel();
     const podStats = makePodStats(pod);
     podStats.memory = { usageBytes: 10 };
-    expect(evictionMessage('memory', pod, statsFuncOf(podStats), noThresholds, true).message).toBe(
+    expect(evictionMessage('memory', pod, statsFuncOf(podStats), noThresholds).message).toBe(
       'The node was low on resource: memory. Pod pod-level-pod was using 0, request is 1Gi, has larger consumption of memory. ',
     );
   });
 
-  const without: { name: string; pod: () => ReturnType<typeof makePod>; gate: boolean; resource: ResourceName; podWorkingSet?: string }[] = [
-    { name: 'gate off', pod: () => podLevel(), gate: false, resource: 'memory', podWorkingSet: '2Gi' },
-    { name: 'no pod memory stats', pod: () => podLevel(), gate: true, resource: 'memory' },
-    { name: 'pod-level cpu only', pod: () => podLevel({ podResources: { requests: { cpu: '2' } } }), gate: true, resource: 'memory', podWorkingSet: '2Gi' },
-    { name: 'pod-level memory limit only', pod: () => podLevel({ podResources: { limits: { memory: '2Gi' } } }), gate: true, resource: 'memory', podWorkingSet: '2Gi' },
-    { name: 'ephemeral-storage pressure', pod: () => podLevel(), gate: true, resource: 'ephemeral-storage', podWorkingSet: '2Gi' },
+  const without: { name: string; pod: () => ReturnType<typeof makePod>; resource: ResourceName; podWorkingSet?: string }[] = [
+    { name: 'no pod memory stats', pod: () => podLevel(), resource: 'memory' },
+    { name: 'pod-level cpu only', pod: () => podLevel({ podResources: { requests: { cpu: '2' } } }), resource: 'memory', podWorkingSet: '2Gi' },
+    { name: 'pod-level memory limit only', pod: () => podLevel({ podResources: { limits: { memory: '2Gi' } } }), resource: 'memory', podWorkingSet: '2Gi' },
+    { name: 'ephemeral-storage pressure', pod: () => podLevel(), resource: 'ephemeral-storage', podWorkingSet: '2Gi' },
   ];
   for (const tc of without) {
     test(`no pod sentence: ${tc.name}`, () => {
       const pod = tc.pod();
       const stats = statsFuncOf(makePodStats(pod, { workingSetBytes: tc.podWorkingSet, containers: fooOver }));
-      const { message, annotations } = evictionMessage(tc.resource, pod, stats, noThresholds, tc.gate);
+      const { message, annotations } = evictionMessage(tc.resource, pod, stats, noThresholds);
       expect(message).not.toContain('Pod pod-level-pod');
       expect(annotations).not.toHaveProperty('offending_pod');
       expect(annotations).not.toHaveProperty('offending_pod_usage');

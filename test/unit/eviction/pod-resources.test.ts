@@ -162,16 +162,6 @@ describe('podRequest: the kubelet GetResourceRequestQuantity', () => {
     });
   }
 
-  test('with the PodLevelResources gate off, container ephemeral-storage requests count', () => {
-    const pod = makePod({ name: 'pod-level-gate-off', requests: { 'ephemeral-storage': '1Gi' }, podResources: { requests: { memory: '1Gi' } } });
-    expect(podRequest(pod, 'ephemeral-storage', false)).toBe(Gi);
-  });
-
-  test('with the gate off, pod-level requests still replace the container sum, as upstream PodRequests', () => {
-    const pod = makePod({ name: 'pod-level-gate-off-memory', requests: { memory: '100Mi' }, podResources: { requests: { memory: '1Gi' } } });
-    expect(podRequest(pod, 'memory', false)).toBe(Gi);
-  });
-
   test('inodes cannot be requested', () => {
     const pod = makePod({ name: 'disk-requests', requests: { 'ephemeral-storage': '1Gi', memory: '1Gi' } });
     expect(podRequestQuantity(pod, 'inodes').nanos).toBe(0n);
