@@ -20,6 +20,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { errorMessage } from '../src/errors.js';
 import { footprintPart } from './parts/footprint.js';
 import { nodeCostPart } from './parts/node-cost.js';
 import { oomRacePart } from './parts/oom-race.js';
@@ -86,7 +87,7 @@ function loadResults(resultsDir: string): Map<string, PartResult> {
     try {
       results.set(part.name, JSON.parse(readFileSync(file, 'utf8')) as PartResult);
     } catch (err) {
-      process.stderr.write(`ignoring unreadable ${file}: ${(err as Error).message}\n`);
+      process.stderr.write(`ignoring unreadable ${file}: ${errorMessage(err)}\n`);
     }
   }
   return results;

@@ -88,3 +88,8 @@ export class KubeApiError extends AgentError {
     this.status = status;
   }
 }
+
+/** What a thrown value says: an Error's message, anything else as a string. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -10,6 +10,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { errorMessage } from '../../src/errors.js';
 import type { Pod } from '../../src/api/pod.js';
 import { kubeconfigFor, startApiStandIn, type ApiStandIn } from '../../src/demo/api-stand-in.js';
 import { BenchCgroup, cgroupV1Unavailable } from '../lib/bench-cgroup.js';
@@ -225,7 +226,7 @@ export const footprintPart: BenchPart<FootprintData> = {
       try {
         syncLoop = await measureSyncLoop(context, sandbox, pods);
       } catch (err) {
-        syncLoopError = err instanceof Error ? err.message : String(err);
+        syncLoopError = errorMessage(err);
       }
       return { pods: FOOTPRINT_PODS, ...cli, syncLoop, syncLoopError };
     } finally {

@@ -7,6 +7,7 @@
 // at the moment the kill was issued (overshoot past the threshold) and the peak usage.
 
 import { randomUUID } from 'node:crypto';
+import { errorMessage } from '../../src/errors.js';
 import type { ApiStandIn } from '../../src/demo/api-stand-in.js';
 import type { MemcgV1Notifier } from '../../src/notifier/memcg-v1-notifier.js';
 import { startApiStandIn } from '../../src/demo/api-stand-in.js';
@@ -329,7 +330,7 @@ async function raceOnce(v: VariantNode, standIn: ApiStandIn, cell: Cell, run: nu
     };
     return { result, quietRestarts };
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     return {
       result: {
         ...base,

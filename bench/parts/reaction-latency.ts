@@ -7,6 +7,7 @@
 // pod's processes being gone. The notifier alone (no agent) is measured the same way, as in
 // bench/notifier-latency.ts.
 
+import { errorMessage } from '../../src/errors.js';
 import { silentLogger } from '../../src/api/logger.js';
 import { parseQuantity } from '../../src/api/quantity.js';
 import type { Summary } from '../../src/api/summary.js';
@@ -204,7 +205,7 @@ export const reactionLatencyPart: BenchPart<ReactionLatencyData> = {
           samples.push(sample);
           context.progress.step(i + 1, iterations, `crossing -> notified ${fmt(sample.toNotified)} ms, -> local kill ${fmt(sample.toTermination)} ms, -> API ${fmt(sample.toApiRequest)} ms, -> gone ${fmt(sample.toGone)} ms`);
         } catch (err) {
-          failures.push(err instanceof Error ? err.message : String(err));
+          failures.push(errorMessage(err));
           context.progress.step(i + 1, iterations, `failed: ${failures.at(-1) ?? ''}`, true);
         }
       }

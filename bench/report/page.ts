@@ -10,6 +10,7 @@ import type { FootprintData } from '../parts/footprint.js';
 import type { NodeCostData } from '../parts/node-cost.js';
 import type { OomRaceData } from '../parts/oom-race.js';
 import type { ReactionLatencyData } from '../parts/reaction-latency.js';
+import { errorMessage } from '../../src/errors.js';
 import { missingSection, table, type Headline, type Section } from './markdown.js';
 import { costSection } from './section-cost.js';
 import { footprintSection } from './section-footprint.js';
@@ -61,7 +62,7 @@ export function writeBenchmarkPage(docsDir: string, results: ReadonlyMap<string,
     try {
       return (RENDERERS[part.name] as Render)(result);
     } catch (err) {
-      return missingSection(title, { ...result, error: `cannot render the stored result: ${(err as Error).message}`, data: null }, PLACEHOLDERS[part.name] ?? []);
+      return missingSection(title, { ...result, error: `cannot render the stored result: ${errorMessage(err)}`, data: null }, PLACEHOLDERS[part.name] ?? []);
     }
   });
   const headlines = sections.flatMap((s) => s.headlines);

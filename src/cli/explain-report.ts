@@ -132,6 +132,6 @@ export function explainReport(input: ExplainInput): string {
     out.push(`    ${eviction.message.trimEnd()}`);
   }
   if (result.fallbacks.length > 0) out.push(`  If a PodDisruptionBudget refuses: ${result.fallbacks.map((f) => podKey(f.pod)).join(', then ')}`);
-  for (const note of result.notes) out.push(`  note: ${note}`);
+  for (const note of result.notes) out.push(`  note: ${note.message}`);
   return `${out.join('\n')}\n`;
 }

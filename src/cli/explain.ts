@@ -9,7 +9,7 @@ import { systemClock } from '../api/clock.js';
 import { silentLogger } from '../api/logger.js';
 import { formatConfigErrors } from '../config/effective-table.js';
 import type { LoadedConfig } from '../config/types.js';
-import { AgentError, ConfigError, ReplayInputError } from '../errors.js';
+import { AgentError, ConfigError, errorMessage, ReplayInputError } from '../errors.js';
 import { EvictionManager } from '../eviction/manager.js';
 import { parseReplayLine, parseRfc3339, formatRfc3339 } from '../replay/input.js';
 import { ReplayRunner } from '../replay/runner.js';
@@ -99,7 +99,7 @@ export function registerExplain(program: Command): void {
       } catch (err) {
         if (err instanceof ConfigError) process.stderr.write(`${options.config}: invalid configuration\n${formatConfigErrors(err)}\n`);
         else if (err instanceof ReplayInputError) process.stderr.write(`${options.replay ?? ''}: ${err.message}\n`);
-        else process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+        else process.stderr.write(`${errorMessage(err)}\n`);
         process.exitCode = 1;
       }
     });

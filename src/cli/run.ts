@@ -11,7 +11,7 @@ import { formatConfigErrors } from '../config/effective-table.js';
 import { parseConfigText } from '../config/load.js';
 import type { LoadedConfig } from '../config/types.js';
 import { startAgent, type AgentDeps, type RunningAgent } from '../daemon/agent.js';
-import { AgentError, ConfigError } from '../errors.js';
+import { AgentError, ConfigError, errorMessage } from '../errors.js';
 import type { NodeObserver } from '../eviction/ports.js';
 import { connect } from '../kube/index.js';
 import { createLogger } from '../log.js';
@@ -37,7 +37,7 @@ export function readConfig(path: string, hostRoot?: string): { config: LoadedCon
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ConfigError([{ field: '', value: path, message: `The configuration file cannot be read: ${(err as Error).message}` }], 'EVA_ERR_CONFIG_READ');
+    throw new ConfigError([{ field: '', value: path, message: `The configuration file cannot be read: ${errorMessage(err)}` }], 'EVA_ERR_CONFIG_READ');
   }
   return { config: withHostRoot(parseConfigText(text, path), hostRoot), text };
 }
@@ -119,7 +119,7 @@ function setOomScoreAdj(value: string, logger: Logger): void {
     writeFileSync('/proc/self/oom_score_adj', `${adj}\n`);
     logger.info('oom_score_adj set', { oomScoreAdj: adj });
   } catch (err) {
-    logger.warn('could not set oom_score_adj', { err: (err as Error).message });
+    logger.warn('could not set oom_score_adj', { err: errorMessage(err) });
   }
 }
 
@@ -180,7 +180,7 @@ export function registerRun(program: Command): void {
         agent = await runAgent(options, logger);
       } catch (err) {
         if (err instanceof ConfigError) process.stderr.write(`${options.config}: invalid configuration\n${formatConfigErrors(err)}\n`);
-        else logger.error('cannot start', { err: err instanceof Error ? err.message : String(err), code: err instanceof AgentError ? err.code : undefined });
+        else logger.error('cannot start', { err: errorMessage(err), code: err instanceof AgentError ? err.code : undefined });
         process.exitCode = 1;
         return;
       }

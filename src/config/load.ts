@@ -5,7 +5,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { Document, isMap, LineCounter, parseAllDocuments, visit, type Node } from 'yaml';
-import { ConfigError, type ConfigProblem } from '../errors.js';
+import { ConfigError, errorMessage, type ConfigProblem } from '../errors.js';
 import { readAgentSettings, AGENT_FIELDS, isAgentField } from './agent-settings.js';
 import { ConfigReader, type MapEntry } from './config-reader.js';
 import { didYouMean } from './did-you-mean.js';
@@ -26,7 +26,7 @@ export async function loadConfigFile(path: string): Promise<LoadedConfig> {
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
+    const reason = errorMessage(err);
     throw new ConfigError([{ field: '', value: path, message: `Cannot read ${path}: ${reason}` }], 'EVA_ERR_CONFIG_READ', { cause: err });
   }
   return parseConfigText(text, path);

@@ -6,6 +6,7 @@
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import type { LoadedConfig } from '../config/types.js';
+import { errorMessage } from '../errors.js';
 import { EvictionManager } from '../eviction/manager.js';
 import type { ClusterView, EventRecorder, LocalTerminator, MemoryThresholdNotifier, NodeObserver, NodeReporter, PodActions } from '../eviction/ports.js';
 import type { SynchronizeResult } from '../eviction/types.js';
@@ -153,7 +154,7 @@ export async function startAgent(options: AgentOptions, deps: AgentDeps): Promis
             },
             onRejected: async (err) => {
               metrics.configReloads.inc({ result: 'rejected' });
-              const message = err instanceof Error ? err.message : String(err);
+              const message = errorMessage(err);
               log.error('configuration reload rejected; keeping the previous configuration', { path: options.reload?.path, err: message });
               await events.nodeEvent({ type: 'Warning', reason: 'ConfigReloadFailed', message: `Invalid configuration ${options.reload?.path ?? ''} ignored, previous configuration kept: ${message}`.slice(0, 1024) });
             },

@@ -10,6 +10,7 @@ import type { Logger } from '../api/logger.js';
 import type { Pod } from '../api/pod.js';
 import { podKey } from '../api/pod.js';
 import { isMemorySignal } from '../api/signals.js';
+import { errorMessage } from '../errors.js';
 import { isCriticalPod } from '../eviction/critical.js';
 import type { ClusterView, EventRecorder, EvictionOutcome, LocalTerminator, PodActions } from '../eviction/ports.js';
 import type { Eviction, SynchronizeResult } from '../eviction/types.js';
@@ -60,6 +61,14 @@ interface PendingDelete {
   readonly firstAtMs: number;
   nextAtMs: number;
   attempts: number;
+}
+
+/** Why a chosen pod is not acted on after all; `critical` moves on to the next candidate. */
+type SkipReason = 'gone' | 'replaced' | 'other-node' | 'critical' | 'terminating';
+
+interface Skip {
+  readonly skip: SkipReason;
+  readonly message: string;
 }
 
 function signalLabel(eviction: Eviction): string {
@@ -158,14 +167,15 @@ export class EvictionExecutor {
 
   /**
    * The pod as the watch sees it now, if it is still a pod this agent may evict: same UID, bound
-   * to this node, not critical, not already terminating. Otherwise the reason it is not.
+   * to this node, not critical, not already terminating. Otherwise why it is not, as a code and a
+   * sentence.
    */
-  private recheck(pod: Pod, current: Pod | null | undefined): { pod: Pod } | { skip: string; terminating?: boolean } {
-    if (current === null || current === undefined) return { skip: 'the pod no longer exists' };
-    if (current.metadata.uid !== pod.metadata.uid) return { skip: 'the pod was replaced by another with the same name' };
-    if (current.spec.nodeName !== this.settings.nodeName) return { skip: `the pod is bound to ${current.spec.nodeName ?? 'no node'}, not ${this.settings.nodeName}` };
-    if (isCriticalPod(current)) return { skip: 'cannot evict a critical pod' };
-    if (current.metadata.deletionTimestamp !== undefined && current.metadata.deletionTimestamp !== null) return { skip: 'the pod is already terminating', terminating: true };
+  private recheck(pod: Pod, current: Pod | null | undefined): { pod: Pod } | Skip {
+    if (current === null || current === undefined) return { skip: 'gone', message: 'the pod no longer exists' };
+    if (current.metadata.uid !== pod.metadata.uid) return { skip: 'replaced', message: 'the pod was replaced by another with the same name' };
+    if (current.spec.nodeName !== this.settings.nodeName) return { skip: 'other-node', message: `the pod is bound to ${current.spec.nodeName ?? 'no node'}, not ${this.settings.nodeName}` };
+    if (isCriticalPod(current)) return { skip: 'critical', message: 'cannot evict a critical pod' };
+    if (current.metadata.deletionTimestamp !== undefined && current.metadata.deletionTimestamp !== null) return { skip: 'terminating', message: 'the pod is already terminating' };
     return { pod: current };
   }
 
@@ -186,11 +196,7 @@ export class EvictionExecutor {
     // 1. Re-check against the watch's latest state: never act on a pod of another node, a
     //    replaced pod, or a critical pod, whatever the decision was based on.
     const cached = this.recheck(eviction.pod, this.deps.cluster.pods().find((p) => p.metadata.uid === eviction.pod.metadata.uid));
-    if ('skip' in cached && cached.terminating !== true) {
-      note(action, 'skipped', cached.skip);
-      this.log.info('not evicting', { pod: key, reason: cached.skip });
-      return cached.skip === 'cannot evict a critical pod' ? 'skipped' : 'gone';
-    }
+    if ('skip' in cached && cached.skip !== 'terminating') return this.passOver(key, action, cached, note);
     const localKill = hard && this.settings.localTermination && eviction.reason.kind === 'threshold' && isMemorySignal(eviction.reason.signal);
 
     if (this.settings.dryRun) {
@@ -211,7 +217,7 @@ export class EvictionExecutor {
     }
     if ('skip' in cached) {
       // Already terminating: the API has nothing more to do; local termination (above) sped it up.
-      note(action, 'skipped', cached.skip);
+      note(action, 'skipped', cached.message);
       return localKill ? 'accepted' : 'gone';
     }
 
@@ -220,14 +226,10 @@ export class EvictionExecutor {
     try {
       fresh = await this.deps.actions.getPod(eviction.pod.metadata.namespace ?? '', eviction.pod.metadata.name ?? '');
     } catch (err) {
-      return this.failed(eviction, action, localKill, 0, err instanceof Error ? err.message : String(err), note);
+      return this.failed(eviction, action, localKill, 0, errorMessage(err), note);
     }
     const checked = this.recheck(eviction.pod, fresh);
-    if ('skip' in checked) {
-      note(action, 'skipped', checked.skip);
-      this.log.info('not evicting', { pod: key, reason: checked.skip });
-      return checked.skip === 'cannot evict a critical pod' ? 'skipped' : 'gone';
-    }
+    if ('skip' in checked) return this.passOver(key, action, checked, note);
 
     // 4. The request. The kubelet records the Evicted event before killing; a soft eviction
     //    may still be refused by a budget, so its event waits for the answer.
@@ -249,6 +251,13 @@ export class EvictionExecutor {
       case 'failed':
         return this.failed({ ...eviction, pod: checked.pod }, action, localKill, outcome.status, outcome.message);
     }
+  }
+
+  // A pod the re-check refused: reported, and a critical one passed over for the next candidate.
+  private passOver(key: string, action: Action, skip: Skip, note: (act: string, res: string, message?: string) => void): 'skipped' | 'gone' {
+    note(action, 'skipped', skip.message);
+    this.log.info('not evicting', { pod: key, reason: skip.message, code: skip.skip });
+    return skip.skip === 'critical' ? 'skipped' : 'gone';
   }
 
   // An API failure. When the pod's processes were already ended locally, the deletion is

@@ -11,6 +11,7 @@ import type { Pod } from '../api/pod.js';
 import { podKey } from '../api/pod.js';
 import { NODE_CONDITIONS } from '../api/signals.js';
 import { isHardEvictionThreshold } from '../api/threshold.js';
+import { errorMessage } from '../errors.js';
 import type { EvictionManager } from '../eviction/manager.js';
 import type { ClusterView, MemoryThresholdNotifier, NodeObserver, NotifierEvent } from '../eviction/ports.js';
 import type { SynchronizeResult } from '../eviction/types.js';
@@ -119,7 +120,7 @@ export class EvictionLoop {
         await this.syncOnce(trigger, notifiedAtMs);
       } catch (err) {
         // A pass must never end the loop: log, and try again at the next tick.
-        this.log.error('synchronize failed', { err: err instanceof Error ? err.message : String(err), trigger });
+        this.log.error('synchronize failed', { err: errorMessage(err), trigger });
       }
       if (this.stopped) break;
       if (this.pendingTrigger !== null) continue;
@@ -155,7 +156,7 @@ export class EvictionLoop {
     } catch (err) {
       // The kubelet logs and skips the pass when its summary fails; so does the agent.
       this.lastObserveOk = false;
-      this.log.error('observing the node failed', { err: err instanceof Error ? err.message : String(err) });
+      this.log.error('observing the node failed', { err: errorMessage(err) });
       return null;
     }
     metrics.observeProblems.set(observation.problems.length);
@@ -170,7 +171,7 @@ export class EvictionLoop {
     });
     metrics.syncDuration.observe({ trigger }, (clock.nowMs() - startedMs) / 1000);
     this.record(result);
-    for (const note of result.notes) this.log.info(note);
+    for (const { message, ...fields } of result.notes) this.log.info(message, fields);
     this.deps.onDecision?.(result, trigger);
 
     if (result.evictions.length > 0) {

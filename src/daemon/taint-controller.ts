@@ -12,7 +12,7 @@ import type { ClusterView, EventRecorder, EvictionOutcome, PodActions } from '..
 import { TaintHandler } from '../taint/taint-handler.js';
 import type { TaintEvent } from '../taint/taint-event.js';
 import { pickTaintOptions, TAINT_OPTION_NAMES } from '../taint/taint-options.js';
-import { KubeApiError } from '../errors.js';
+import { errorMessage, KubeApiError } from '../errors.js';
 import type { AgentMetrics } from './metrics.js';
 
 export interface TaintControllerDeps {
@@ -57,7 +57,7 @@ export class TaintController {
       actions: {
         deletePod: (key, pod, fireAtMs) => this.track(this.deletePod(key, pod, fireAtMs)),
         emit: (event) => this.onEvent(event),
-        deleteFailed: (key, error) => this.log.error('taint eviction failed', { pod: key, err: error instanceof Error ? error.message : String(error) }),
+        deleteFailed: (key, error) => this.log.error('taint eviction failed', { pod: key, err: errorMessage(error) }),
       },
       listPods: () => cluster.pods(),
       getPod: (namespace, name) => cluster.pods().find((p) => p.metadata.namespace === namespace && p.metadata.name === name) ?? null,
@@ -154,7 +154,7 @@ export class TaintController {
     try {
       pod = await actions.getPod(namespace, name);
     } catch (err) {
-      return { result: 'failed', status: err instanceof KubeApiError ? err.status : 0, message: err instanceof Error ? err.message : String(err) };
+      return { result: 'failed', status: err instanceof KubeApiError ? err.status : 0, message: errorMessage(err) };
     }
     if (pod === null) return { result: 'gone', message: 'the pod no longer exists' };
     if (cached !== null && this.settings.uidPrecondition && pod.metadata.uid !== cached.metadata.uid) return { result: 'gone', message: 'the pod was replaced' };

@@ -211,7 +211,7 @@ function printDecision(result: SynchronizeResult, print: (text: string) => void,
     print(`  "${eviction.message.trimEnd()}"`);
     if (!evicted.includes(key)) evicted.push(key);
   }
-  for (const note of result.notes) if (note.startsWith('cannot evict')) print(`decision: ${note} (skipped)`);
+  for (const note of result.notes) if (note.code === 'critical-pod') print(`decision: ${note.message} (skipped)`);
   if (result.evictions.length > 0) {
     const ranking = result.ranking.map((r) => `${podKey(r.pod)}${r.critical ? ' (critical)' : ''} ${r.usage === null ? '' : formatQuantity(quantityFromInteger(r.usage))}`);
     print(`  ranking: ${ranking.join(' > ')}`);

@@ -5,6 +5,8 @@
 
 import type { Signal } from '../api/signals.js';
 import { isHardEvictionThreshold, type Threshold } from '../api/threshold.js';
+import { containerFsIgnoredNote } from './notes.js';
+import type { SynchronizeNote } from './types.js';
 
 type Kind = 'available' | 'inodesFree';
 
@@ -34,15 +36,15 @@ export function updateContainerFsThresholds(
   thresholds: readonly Threshold[],
   dedicatedImageFs: boolean,
   splitContainerFs: boolean,
-): { thresholds: Threshold[]; notes: string[] } {
+): { thresholds: Threshold[]; notes: SynchronizeNote[] } {
   const results = [...thresholds];
-  const notes: string[] = [];
+  const notes: SynchronizeNote[] = [];
   const userGivenIndex = new Map<string, number>();
   results.forEach((threshold, index) => {
     const kind = containerFsKind(threshold.signal);
     if (kind === undefined) return;
     const hard = isHardEvictionThreshold(threshold);
-    notes.push(`found ${threshold.signal} for ${hard ? 'hard' : 'soft'} eviction. ignoring`);
+    notes.push(containerFsIgnoredNote(threshold.signal, hard));
     // The last one of a kind wins, as in the kubelet's loop.
     userGivenIndex.set(key(kind, hard), index);
   });

@@ -6,7 +6,6 @@
 // observations (for the stale-stats check).
 
 import type { EvictionConfig } from '../api/eviction-config.js';
-import { podKey } from '../api/pod.js';
 import type { NodeConditionType, ResourceName } from '../api/signals.js';
 import { isHardEvictionThreshold, thresholdEquals, type Threshold } from '../api/threshold.js';
 import {
@@ -34,7 +33,8 @@ import {
   thresholdsUpdatedStats,
   type ThresholdsObservedAt,
 } from './thresholds.js';
-import type { Eviction, RankedPod, SignalObservations, SynchronizeInput, SynchronizeResult } from './types.js';
+import { criticalPodNote, noActivePodsNote, noObservationNote, unableToEvictNote } from './notes.js';
+import type { Eviction, RankedPod, SignalObservations, SynchronizeInput, SynchronizeNote, SynchronizeResult } from './types.js';
 
 const NO_OBSERVATIONS: SignalObservations = new Map();
 
@@ -93,7 +93,7 @@ export class EvictionManager {
 
   /** One pass of the kubelet's `synchronize` (§4.2), at `input.nowMs`. */
   synchronize(input: SynchronizeInput): SynchronizeResult {
-    const notes: string[] = [];
+    const notes: SynchronizeNote[] = [];
     const nowMs = input.nowMs;
 
     // 1. Nothing to do without thresholds or local storage isolation.
@@ -122,7 +122,7 @@ export class EvictionManager {
     // 6. Make observations and get a function to derive pod usage stats relative to those observations.
     const { observations, statsFunc } = makeSignalObservations(input.summary, layout);
     for (const signal of signalsWithoutObservation(this.effectiveThresholds, observations)) {
-      notes.push(`no observation found for eviction signal ${signal}`);
+      notes.push(noObservationNote(signal));
     }
 
     // 7. Determine the set of thresholds met independent of grace period.
@@ -174,7 +174,7 @@ export class EvictionManager {
     if (this.config.localStorageCapacityIsolation) {
       // Critical violators are left out of the evictions; the kubelet logs its refusal.
       const criticalViolators = localStorageViolations(activePods, statsFunc, layout.dedicatedImageFs).filter((v) => v.critical).map((v) => v.pod);
-      for (const pod of new Set(criticalViolators)) notes.push(`cannot evict a critical pod ${podKey(pod)}`);
+      for (const pod of new Set(criticalViolators)) notes.push(criticalPodNote(pod));
       const localStorageEvictions = localStorageEviction(activePods, statsFunc, layout.dedicatedImageFs);
       if (localStorageEvictions.length > 0) {
         return { ...base, reclaim: null, ranking: [], evictions: localStorageEvictions, fallbacks: [], notes };
@@ -196,7 +196,7 @@ export class EvictionManager {
 
     // 21. Nothing to evict without active pods.
     if (activePods.length === 0) {
-      notes.push('eviction thresholds have been met, but no pods are active to evict');
+      notes.push(noActivePodsNote());
       return { ...base, reclaim, ranking: [], evictions: [], fallbacks: [], notes };
     }
 
@@ -215,7 +215,7 @@ export class EvictionManager {
     thresholds: readonly Threshold[],
     observations: SignalObservations,
     statsFunc: StatsFunc,
-    notes: string[],
+    notes: SynchronizeNote[],
   ): { evictions: Eviction[]; fallbacks: Eviction[] } {
     const hard = isHardEvictionThreshold(reclaim.threshold);
     // The figures of every threshold acted on this pass; the message quotes the first one for the resource.
@@ -224,7 +224,7 @@ export class EvictionManager {
     for (const ranked of ranking) {
       if (ranked.critical) {
         // The kubelet logs this for every critical pod it meets before the one it evicts.
-        if (candidates.length === 0) notes.push(`cannot evict a critical pod ${podKey(ranked.pod)}`);
+        if (candidates.length === 0) notes.push(criticalPodNote(ranked.pod));
         continue;
       }
       const { message, annotations } = evictionMessage(reclaim.resource, ranked.pod, statsFunc, figures);
@@ -238,14 +238,14 @@ export class EvictionManager {
       });
     }
     if (candidates.length === 0) {
-      notes.push('unable to evict any pods from the node');
+      notes.push(unableToEvictNote());
       return { evictions: [], fallbacks: [] };
     }
     return { evictions: candidates.slice(0, 1), fallbacks: candidates.slice(1) };
   }
 
   // Always from the configuration as given, so fitting again never sees its own containerfs copies.
-  private fitThresholds(layout: FilesystemLayout): { thresholds: Threshold[]; notes: string[] } {
+  private fitThresholds(layout: FilesystemLayout): { thresholds: Threshold[]; notes: SynchronizeNote[] } {
     return updateContainerFsThresholds(this.config.thresholds, layout.dedicatedImageFs, layout.splitContainerFs);
   }
 
@@ -261,7 +261,7 @@ export class EvictionManager {
   }
 
   // A pass that decided nothing: no observations, and the node conditions as last committed.
-  private emptyResult(nowMs: number, notes: string[]): SynchronizeResult {
+  private emptyResult(nowMs: number, notes: SynchronizeNote[]): SynchronizeResult {
     return {
       nowMs,
       observations: NO_OBSERVATIONS,

@@ -95,7 +95,19 @@ export interface SynchronizeResult {
    */
   readonly fallbacks: readonly Eviction[];
   /** Things the caller should log (the pure engine never logs). */
-  readonly notes: readonly string[];
+  readonly notes: readonly SynchronizeNote[];
 }
+
+/** One thing a pass asks its caller to log: a code, its fields, and the kubelet's sentence. */
+export type SynchronizeNote =
+  /** A threshold's signal had no observation this pass. */
+  | { readonly code: 'no-observation'; readonly signal: Signal; readonly message: string }
+  /** A critical pod met before the one evicted (or a critical local-storage violator) is left alone. */
+  | { readonly code: 'critical-pod'; readonly pod: string; readonly message: string }
+  | { readonly code: 'no-active-pods'; readonly message: string }
+  /** Every ranked pod is critical. */
+  | { readonly code: 'unable-to-evict'; readonly message: string }
+  /** A user-given containerfs threshold, replaced by one fitted to the filesystem layout. */
+  | { readonly code: 'containerfs-threshold-ignored'; readonly signal: Signal; readonly hard: boolean; readonly message: string };
 
 export type { EvictionConfig };

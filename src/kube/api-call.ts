@@ -5,6 +5,7 @@
 
 import type { ConfigurationOptions, RequestContext } from '@kubernetes/client-node';
 import type { Clock } from '../api/clock.js';
+import { errorMessage } from '../errors.js';
 import type { ClientLibrary } from './client-library.js';
 
 /** A `StatusCause` of the API's `Status` body (the JSON calls the cause's type `reason`). */
@@ -95,7 +96,7 @@ export function toApiFailure(err: unknown): ApiFailure {
       causes: status?.details?.causes ?? [],
     };
   }
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   return { status: 0, reason: 'NetworkError', message, causes: [] };
 }
 

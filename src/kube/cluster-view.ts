@@ -5,7 +5,7 @@
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import type { Node, Pod } from '../api/pod.js';
-import { KubeApiError } from '../errors.js';
+import { errorMessage, KubeApiError } from '../errors.js';
 import type { ClusterView } from '../eviction/ports.js';
 import type { ApiCaller } from './api-call.js';
 import type { BackoffPolicy } from './backoff.js';
@@ -119,7 +119,7 @@ export class KubeClusterView implements ClusterViewHandle {
       try {
         listener(oldObject, newObject);
       } catch (err) {
-        this.deps.logger.error('a cluster view listener failed', { error: err instanceof Error ? err.message : String(err) });
+        this.deps.logger.error('a cluster view listener failed', { error: errorMessage(err) });
       }
     }
   }

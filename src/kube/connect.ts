@@ -10,7 +10,7 @@ import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
-import { KubeApiError } from '../errors.js';
+import { errorMessage, KubeApiError } from '../errors.js';
 import type { EventRecorder, NodeReporter, PodActions } from '../eviction/ports.js';
 import { createApiCaller, DEFAULT_REQUEST_TIMEOUT_MS, type ApiCaller } from './api-call.js';
 import type { BackoffPolicy } from './backoff.js';
@@ -179,7 +179,7 @@ function loadCredentials(lib: ClientLibrary, kubeConfig: KubeConfig, options: Co
       return homeConfig;
     }
   } catch (err) {
-    throw new KubeApiError(0, `The Kubernetes configuration cannot be loaded: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new KubeApiError(0, `The Kubernetes configuration cannot be loaded: ${errorMessage(err)}`, { cause: err });
   }
   throw new KubeApiError(0, 'No Kubernetes configuration found: pass a kubeconfig, set KUBECONFIG, create ~/.kube/config, or run in a pod');
 }

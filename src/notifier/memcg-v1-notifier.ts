@@ -10,6 +10,7 @@ import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import type { Summary } from '../api/summary.js';
 import type { Threshold } from '../api/threshold.js';
+import { errorMessage } from '../errors.js';
 import type { MemoryThresholdNotifier, NotifierEvent } from '../eviction/ports.js';
 import { EPOLLERR, EPOLLHUP, EPOLLIN, type EventFd, type NativeEvents } from '../../native/native-events.js';
 import { DEFAULT_EPOLL_LOOP_OPTIONS, EpollLoop, type EpollLoopOptions, type EpollWatch } from './epoll-loop.js';
@@ -219,8 +220,4 @@ export class MemcgV1Notifier implements MemoryThresholdNotifier {
     this.reported.set(description, problem);
     this.logger.warn('memory threshold not armed', { description, problem });
   }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

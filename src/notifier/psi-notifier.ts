@@ -11,7 +11,7 @@ import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import type { Summary } from '../api/summary.js';
 import type { Threshold } from '../api/threshold.js';
-import { NativeError } from '../errors.js';
+import { errorMessage, NativeError } from '../errors.js';
 import type { MemoryThresholdNotifier, NotifierEvent } from '../eviction/ports.js';
 import { EPOLLERR, EPOLLPRI, type FileFd, type NativeEvents } from '../../native/native-events.js';
 import { cgroupWorkingSetSource, readWorkingSetBytes, rootWorkingSetSource, type ReadText, type WorkingSetSource } from './cgroup-v2-memory.js';
@@ -289,8 +289,4 @@ export class PsiNotifier implements MemoryThresholdNotifier {
     this.reported.set(key, problem);
     this.logger.warn('memory threshold not watched', { key, problem });
   }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

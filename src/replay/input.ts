@@ -6,7 +6,7 @@ import type { Node, Pod } from '../api/pod.js';
 import type { Summary } from '../api/summary.js';
 import { validateSummary as checkSummary } from '../api/summary-validation.js';
 import { formatRfc3339, parseRfc3339 } from '../api/time.js';
-import { ReplayInputError } from '../errors.js';
+import { errorMessage, ReplayInputError } from '../errors.js';
 
 export { formatRfc3339, parseRfc3339 };
 
@@ -190,7 +190,7 @@ export function parseReplayLine(text: string, line: number, previousTimeMs: numb
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new ReplayInputError(line, '', `invalid JSON: ${(err as Error).message}`);
+    throw new ReplayInputError(line, '', `invalid JSON: ${errorMessage(err)}`);
   }
   const where = new Where(line, '');
   const step = expectObject(value, where);

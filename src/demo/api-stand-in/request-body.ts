@@ -2,6 +2,7 @@
 // not JSON (an empty body decodes to undefined).
 
 import type { IncomingMessage } from 'node:http';
+import { errorMessage } from '../../errors.js';
 import { badRequest } from './status-error.js';
 
 export function readBody(request: IncomingMessage): Promise<string> {
@@ -18,6 +19,6 @@ export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw badRequest(`the body of the request could not be decoded: ${err instanceof Error ? err.message : String(err)}`);
+    throw badRequest(`the body of the request could not be decoded: ${errorMessage(err)}`);
   }
 }

@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../../api/clock.js';
 import type { Node, Pod } from '../../api/pod.js';
+import { errorMessage } from '../../errors.js';
 import { DisruptionBudgets, type StandInPdb } from './disruption-budgets.js';
 import { Events } from './events.js';
 import { Evictions } from './eviction.js';
@@ -69,7 +70,7 @@ class StandIn implements ApiStandIn {
     const server = createServer((request, response) => {
       serveRequest(request, response, { log: this.log, faults: this.faults, routes: this.routes }).catch((err: unknown) => {
         if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'application/json' });
-        response.end(JSON.stringify(new StatusError(500, 'InternalError', `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`).body()));
+        response.end(JSON.stringify(new StatusError(500, 'InternalError', `Internal error occurred: ${errorMessage(err)}`).body()));
       });
     });
     await new Promise<void>((resolve, reject) => {

@@ -2,7 +2,7 @@
 // raises MemoryPressure and evicts by the memory rank, even with the node as a whole well off.
 
 import { MEMORY_RANK, memoryPressurePods } from './memory-pods.js';
-import { MINUTE_MS, Scenario, evictedNames, hardThreshold, makeConfig, quantity, rankedNames, signalsOf } from './support.js';
+import { MINUTE_MS, Scenario, evictedNames, hardThreshold, makeConfig, quantity, rankedNames, signalsOf, messages } from './support.js';
 
 test('allocatable memory pressure: evicts on the pods cgroup alone, then holds the condition', () => {
   // What the config parser produces from `memory.available: 1Gi` with enforceNodeAllocatable=[pods].
@@ -62,5 +62,5 @@ test('allocatable memory pressure: no pods system container, no allocatable obse
   const result = s.sync();
   expect(result.observations.has('allocatableMemory.available')).toBe(false);
   expect(result.nodeConditions).toEqual([]);
-  expect(result.notes).toContain('no observation found for eviction signal allocatableMemory.available');
+  expect(messages(result)).toContain('no observation found for eviction signal allocatableMemory.available');
 });

@@ -5,7 +5,7 @@
 import type { Pod } from '../../../src/api/pod.js';
 import { percentageRatio, type Threshold } from '../../../src/api/threshold.js';
 import { makePod, makePodStats } from '../../fixtures/pods.js';
-import { MINUTE_MS, Scenario, hardThreshold, makeConfig, percent, quantity, rankedNames, softThreshold } from './support.js';
+import { MINUTE_MS, Scenario, hardThreshold, makeConfig, percent, quantity, rankedNames, softThreshold, messages } from './support.js';
 
 const nodefsHard = hardThreshold('nodefs.available', percent(10), quantity('1Gi'));
 const nodefsSoft = softThreshold('nodefs.available', percent(15), MINUTE_MS);
@@ -77,13 +77,13 @@ test('user-given containerfs thresholds are replaced, with a note on the pass th
   const s = new Scenario(makeConfig({ thresholds: [hardThreshold('containerfs.available', quantity('50Gi')), nodefsHard] }));
   s.node = { nodefs: { available: '50Gi', capacity: '100Gi' } };
   let result = s.sync();
-  expect(result.notes).toEqual(['found containerfs.available for hard eviction. ignoring']);
+  expect(messages(result)).toEqual(['found containerfs.available for hard eviction. ignoring']);
   expect(s.manager.thresholds[0]).toEqual({ signal: 'containerfs.available', value: nodefsHard.value, gracePeriodMs: 0, minReclaim: nodefsHard.minReclaim });
   // The user's 50Gi would be met with 40Gi available; the nodefs copy (10%) is not.
   s.step(10_000);
   s.node = { nodefs: { available: '40Gi', capacity: '100Gi' } };
   result = s.sync();
-  expect(result.notes).toEqual([]);
+  expect(messages(result)).toEqual([]);
   expect(result.thresholdsMetIgnoringGrace).toEqual([]);
 });
 
@@ -126,7 +126,7 @@ test('a changed layout is fitted again (the kubelet discovers it only once)', ()
   s.dedicatedImageFs = true;
   const result = s.sync();
   // Fitting again does not mistake its own copies for user-given thresholds.
-  expect(result.notes.filter((note) => note.startsWith('found '))).toEqual([]);
+  expect(result.notes.filter((note) => note.code === 'containerfs-threshold-ignored')).toEqual([]);
   expect(containerFs(s.manager.thresholds)[0]).toEqual(['containerfs.available', 0, percentageRatio(20), imagefsHard.minReclaim, true]);
   // Still exactly four containerfs thresholds: fitted from the configuration, not from the last fit.
   expect(containerFs(s.manager.thresholds)).toHaveLength(4);

@@ -3,7 +3,7 @@
 
 import { CONFIG_MIRROR_ANNOTATION_KEY, CONFIG_SOURCE_ANNOTATION_KEY, SYSTEM_CRITICAL_PRIORITY } from '../../../src/eviction/critical.js';
 import { MEMORY_RANK, memoryPressurePods } from './memory-pods.js';
-import { Scenario, evictedNames, hardThreshold, makeConfig, quantity, rankedNames } from './support.js';
+import { Scenario, evictedNames, hardThreshold, makeConfig, quantity, rankedNames, messages } from './support.js';
 
 function newScenario(): Scenario {
   const s = new Scenario(makeConfig({ thresholds: [hardThreshold('memory.available', quantity('1Gi'))] }));
@@ -25,7 +25,9 @@ test('critical pods: static and mirror pods ranked first are skipped', () => {
   expect(result.ranking.map((r) => r.critical)).toEqual([true, true, false, false, false]);
   expect(evictedNames(result)).toEqual(['best-effort-high-priority-large']);
   expect(result.fallbacks.map((f) => f.pod.metadata.name)).toEqual(['guaranteed-low-priority-high-usage', 'burstable-below-requests']);
-  expect(result.notes).toEqual(['cannot evict a critical pod default/best-effort-low-priority', 'cannot evict a critical pod default/burstable-above-requests']);
+  expect(messages(result)).toEqual(['cannot evict a critical pod default/best-effort-low-priority', 'cannot evict a critical pod default/burstable-above-requests']);
+  // Typed records, so the loop logs the pod as a field.
+  expect(result.notes[0]).toEqual({ code: 'critical-pod', pod: 'default/best-effort-low-priority', message: 'cannot evict a critical pod default/best-effort-low-priority' });
 });
 
 test('critical pods: an api-sourced pod is not static', () => {
@@ -41,7 +43,7 @@ test('critical pods: a system-critical priority pod is skipped, and ranks last b
   expect(rankedNames(result)).toEqual(['burstable-above-requests', 'best-effort-high-priority-large', 'best-effort-low-priority', 'guaranteed-low-priority-high-usage', 'burstable-below-requests']);
   expect(evictedNames(result)).toEqual(['burstable-above-requests']);
   // Not met before the chosen pod, so no note.
-  expect(result.notes).toEqual([]);
+  expect(messages(result)).toEqual([]);
   expect(result.fallbacks.map((f) => f.pod.metadata.name)).not.toContain('best-effort-low-priority');
 });
 
@@ -54,7 +56,7 @@ test('critical pods: all critical, nothing evicted', () => {
   expect(result.ranking).toHaveLength(5);
   expect(result.evictions).toEqual([]);
   expect(result.fallbacks).toEqual([]);
-  expect(result.notes).toEqual([...result.ranking.map((r) => `cannot evict a critical pod default/${r.pod.metadata.name}`), 'unable to evict any pods from the node']);
+  expect(messages(result)).toEqual([...result.ranking.map((r) => `cannot evict a critical pod default/${r.pod.metadata.name}`), 'unable to evict any pods from the node']);
 });
 
 test('no active pods: thresholds met, nothing to rank', () => {
@@ -65,5 +67,5 @@ test('no active pods: thresholds met, nothing to rank', () => {
   expect(result.reclaim?.resource).toBe('memory');
   expect(result.ranking).toEqual([]);
   expect(result.evictions).toEqual([]);
-  expect(result.notes).toEqual(['eviction thresholds have been met, but no pods are active to evict']);
+  expect(messages(result)).toEqual(['eviction thresholds have been met, but no pods are active to evict']);
 });

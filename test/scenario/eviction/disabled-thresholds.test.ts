@@ -3,7 +3,7 @@
 // and a configuration with no thresholds and no local-storage isolation does nothing at all.
 
 import { memoryPressurePods } from './memory-pods.js';
-import { Scenario, hardThreshold, makeConfig, percent, softThreshold } from './support.js';
+import { Scenario, hardThreshold, makeConfig, percent, softThreshold, messages } from './support.js';
 
 test('a zero percentage is never met, even with nothing available', () => {
   const s = new Scenario(makeConfig({ thresholds: [hardThreshold('nodefs.available', percent(0)), softThreshold('nodefs.inodesFree', percent(0.0), 1000)] }));
@@ -39,7 +39,7 @@ test('no thresholds and no local storage isolation: nothing to do', () => {
   expect(result.observations.size).toBe(0);
   expect(result.nodeConditions).toEqual([]);
   expect(result.evictions).toEqual([]);
-  expect(result.notes).toEqual([]);
+  expect(messages(result)).toEqual([]);
   // Not even the layout is fitted.
   expect(s.manager.thresholds).toEqual([]);
 });

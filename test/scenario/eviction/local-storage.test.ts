@@ -4,7 +4,7 @@
 
 import { CONFIG_MIRROR_ANNOTATION_KEY } from '../../../src/eviction/critical.js';
 import { emptyDirVolume, makeContainer, makeContainerStats, makePod, makePodStats } from '../../fixtures/pods.js';
-import { MINUTE_MS, Scenario, evictedNames, hardThreshold, makeConfig, quantity, signalsOf } from './support.js';
+import { MINUTE_MS, Scenario, evictedNames, hardThreshold, makeConfig, quantity, signalsOf, messages } from './support.js';
 
 function newScenario(localStorageCapacityIsolation = true): Scenario {
   const s = new Scenario(makeConfig({ localStorageCapacityIsolation, thresholds: [hardThreshold('memory.available', quantity('1Gi'))] }));
@@ -53,7 +53,7 @@ test('local storage: every violator in one pass, thresholds skipped that pass', 
     expect(eviction.condition).toBeNull();
   }
   // The critical violator is refused.
-  expect(result.notes).toContain('cannot evict a critical pod default/critical-over-limit');
+  expect(messages(result)).toContain('cannot evict a critical pod default/critical-over-limit');
 
   // The violators are gone; now the memory threshold is acted on, one pod.
   s.step(MINUTE_MS);
@@ -62,7 +62,7 @@ test('local storage: every violator in one pass, thresholds skipped that pass', 
   expect(result.reclaim?.threshold.signal).toBe('memory.available');
   expect(evictedNames(result)).toEqual(['within-limits']);
   expect(result.evictions[0]!.reason).toEqual({ kind: 'threshold', signal: 'memory.available', hard: true });
-  expect(result.notes).toContain('cannot evict a critical pod default/critical-over-limit');
+  expect(messages(result)).toContain('cannot evict a critical pod default/critical-over-limit');
 });
 
 test('local storage: runs without any threshold configured', () => {
@@ -85,7 +85,7 @@ test('local storage: isolation off evicts nothing for limits', () => {
   s.node = { memory: { available: '4Gi' } };
   const result = s.sync();
   expect(result.evictions).toEqual([]);
-  expect(result.notes).toEqual([]);
+  expect(messages(result)).toEqual([]);
 });
 
 test('local storage: a violation with no threshold pressure still evicts, and the next pass sees none', () => {

@@ -3,7 +3,7 @@
 // memory) while conditions and their last-seen times carry over whole.
 
 import { MEMORY_RANK, memoryPressurePods } from './memory-pods.js';
-import { MINUTE_MS, Scenario, evictedNames, hardThreshold, makeConfig, quantity, softThreshold } from './support.js';
+import { MINUTE_MS, Scenario, evictedNames, hardThreshold, makeConfig, quantity, softThreshold, messages } from './support.js';
 
 function newScenario(thresholds = [softThreshold('memory.available', quantity('2Gi'), 2 * MINUTE_MS)]): Scenario {
   const s = new Scenario(makeConfig({ thresholds }));
@@ -96,7 +96,7 @@ test('no summary: nothing decided, nothing forgotten', () => {
 test('missing observations are noted every pass', () => {
   const s = newScenario([hardThreshold('memory.available', quantity('1Gi')), hardThreshold('imagefs.available', quantity('1Gi'))]);
   s.node = { memory: { available: '4Gi' } };
-  expect(s.sync().notes).toEqual(['no observation found for eviction signal imagefs.available']);
+  expect(messages(s.sync())).toEqual(['no observation found for eviction signal imagefs.available']);
   s.step(10_000);
-  expect(s.sync().notes).toEqual(['no observation found for eviction signal imagefs.available']);
+  expect(messages(s.sync())).toEqual(['no observation found for eviction signal imagefs.available']);
 });

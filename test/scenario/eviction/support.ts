@@ -155,3 +155,8 @@ export function signalsOf(list: readonly { threshold: Threshold }[]): string[] {
 export const LOW_PRIORITY = -1;
 export const DEFAULT_PRIORITY = 0;
 export const HIGH_PRIORITY = 1;
+
+/** The sentences of a pass's notes, in order. */
+export function messages(result: SynchronizeResult): string[] {
+  return result.notes.map((note) => note.message);
+}

@@ -116,7 +116,7 @@ describe('updateContainerFsThresholds', () => {
       const input = [...tc.input];
       const got = updateContainerFsThresholds(input, tc.dedicatedImageFs, tc.splitContainerFs);
       expect(got.thresholds).toEqual(tc.expected);
-      expect(got.notes).toEqual(tc.notes);
+      expect(got.notes.map((note) => note.message)).toEqual(tc.notes);
       expect(input).toEqual(tc.input);
     });
   }
