@@ -11,11 +11,11 @@ import type { Pod } from '../../src/api/pod.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { startAgent, type RunningAgent } from '../../src/daemon/agent.js';
 import type { SyncTrigger } from '../../src/daemon/eviction-loop.js';
+import type { LocalTerminator, MemoryThresholdNotifier, PodActions } from '../../src/daemon/ports.js';
 import { kubeconfigFor, type ApiStandIn } from '../../src/demo/api-stand-in.js';
-import type { LocalTerminator, MemoryThresholdNotifier, PodActions } from '../../src/eviction/ports.js';
 import type { SynchronizeResult } from '../../src/eviction/types.js';
-import { connect } from '../../src/kube/index.js';
 import type { ClusterViewHandle } from '../../src/kube/cluster-view.js';
+import { connect } from '../../src/kube/index.js';
 import type { BenchNode } from './bench-node.js';
 
 /** One way of running the agent, compared side by side. */

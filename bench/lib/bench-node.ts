@@ -4,12 +4,12 @@
 // the sandbox as the node). The same wiring as the `demo` command's sandbox node.
 
 import { join } from 'node:path';
+import { createPodTerminator } from '../../src/act/pod-terminator.js';
 import type { Clock } from '../../src/api/clock.js';
 import type { Logger } from '../../src/api/logger.js';
-import type { LocalTerminator, MemoryThresholdNotifier } from '../../src/eviction/ports.js';
+import type { LocalTerminator, MemoryThresholdNotifier } from '../../src/daemon/ports.js';
 import { createMemoryThresholdNotifier } from '../../src/notifier/create-memory-threshold-notifier.js';
 import { createCgroupObserver, type CgroupObserver } from '../../src/observe/cgroup-observer.js';
-import { createPodTerminator } from '../../src/observe/pod-terminator.js';
 import { BenchCgroup } from './bench-cgroup.js';
 
 export interface NodeAdapters {

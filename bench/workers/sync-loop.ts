@@ -14,8 +14,8 @@ import { parseConfigText } from '../../src/config/load.js';
 import { EvictionExecutor } from '../../src/daemon/eviction-executor.js';
 import { EvictionLoop } from '../../src/daemon/eviction-loop.js';
 import { createAgentMetrics } from '../../src/daemon/metrics.js';
+import type { ClusterView, EventRecorder, LocalTerminator, NodeObserver, PodActions } from '../../src/daemon/ports.js';
 import { EvictionManager } from '../../src/eviction/manager.js';
-import type { ClusterView, EventRecorder, LocalTerminator, NodeObserver, PodActions } from '../../src/eviction/ports.js';
 import { createMemoryThresholdNotifier } from '../../src/notifier/create-memory-threshold-notifier.js';
 import { createCgroupObserver } from '../../src/observe/cgroup-observer.js';
 

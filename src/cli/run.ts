@@ -5,20 +5,20 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { posix } from 'node:path';
 import type { Command } from 'commander';
+import { createPodTerminator } from '../act/pod-terminator.js';
 import { systemClock, type Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import { formatConfigErrors } from '../config/effective-table.js';
 import { parseConfigText } from '../config/load.js';
 import type { LoadedConfig } from '../config/types.js';
 import { startAgent, type AgentDeps, type RunningAgent } from '../daemon/agent.js';
+import type { NodeObserver } from '../daemon/ports.js';
 import { AgentError, ConfigError, errorMessage } from '../errors.js';
-import type { NodeObserver } from '../eviction/ports.js';
 import { connect } from '../kube/index.js';
 import { createLogger } from '../log.js';
 import { createMemoryThresholdNotifier } from '../notifier/create-memory-threshold-notifier.js';
 import { createCgroupObserver } from '../observe/cgroup-observer.js';
 import { createKubeletSummaryObserver } from '../observe/kubelet-summary-client.js';
-import { createPodTerminator } from '../observe/pod-terminator.js';
 
 export interface RunOptions {
   readonly config: string;

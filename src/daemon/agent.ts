@@ -8,7 +8,6 @@ import type { Logger } from '../api/logger.js';
 import type { LoadedConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import { EvictionManager } from '../eviction/manager.js';
-import type { ClusterView, EventRecorder, LocalTerminator, MemoryThresholdNotifier, NodeObserver, NodeReporter, PodActions } from '../eviction/ports.js';
 import type { SynchronizeResult } from '../eviction/types.js';
 import { ConfigWatcher } from './config-watcher.js';
 import { EvictionExecutor, type ExecutorSettings } from './eviction-executor.js';
@@ -16,6 +15,7 @@ import { EvictionLoop, type LoopSettings, type SyncTrigger } from './eviction-lo
 import { startOpsServer, type OpsServer } from './http-server.js';
 import { createAgentMetrics, type AgentMetrics } from './metrics.js';
 import { NodeStatusReporter, type NodeStatusSettings } from './node-status.js';
+import type { ClusterView, EventRecorder, LocalTerminator, MemoryThresholdNotifier, NodeObserver, NodeReporter, PodActions } from './ports.js';
 import { TaintController } from './taint-controller.js';
 
 export interface AgentOptions {

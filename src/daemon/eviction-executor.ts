@@ -7,14 +7,13 @@
 
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
-import type { Pod } from '../api/pod.js';
-import { podKey } from '../api/pod.js';
+import { podKey, type Pod } from '../api/pod.js';
 import { isMemorySignal } from '../api/signals.js';
 import { errorMessage } from '../errors.js';
 import { isCriticalPod } from '../eviction/critical.js';
-import type { ClusterView, EventRecorder, EvictionOutcome, LocalTerminator, PodActions } from '../eviction/ports.js';
 import type { Eviction, SynchronizeResult } from '../eviction/types.js';
 import type { AgentMetrics } from './metrics.js';
+import type { ClusterView, EventRecorder, EvictionOutcome, LocalTerminator, PodActions } from './ports.js';
 
 export interface ExecutorSettings {
   readonly nodeName: string;

@@ -7,16 +7,15 @@
 
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
-import type { Pod } from '../api/pod.js';
-import { podKey } from '../api/pod.js';
+import { podKey, type Pod } from '../api/pod.js';
 import { NODE_CONDITIONS } from '../api/signals.js';
 import { isHardEvictionThreshold } from '../api/threshold.js';
 import { errorMessage } from '../errors.js';
 import type { EvictionManager } from '../eviction/manager.js';
-import type { ClusterView, MemoryThresholdNotifier, NodeObserver, NotifierEvent } from '../eviction/ports.js';
 import type { SynchronizeResult } from '../eviction/types.js';
 import type { EvictionExecutor } from './eviction-executor.js';
 import type { AgentMetrics } from './metrics.js';
+import type { ClusterView, MemoryThresholdNotifier, NodeObserver, NotifierEvent } from './ports.js';
 
 export type SyncTrigger = 'housekeeping' | 'notifier' | 'eviction-wait' | 'reload' | 'startup';
 

@@ -5,7 +5,7 @@
 
 import type { Logger } from '../api/logger.js';
 import { NODE_CONDITIONS, type NodeConditionType } from '../api/signals.js';
-import type { AgentNodeCondition, NodeReporter } from '../eviction/ports.js';
+import type { AgentNodeCondition, NodeReporter } from './ports.js';
 
 export interface NodeStatusSettings {
   readonly enabled: boolean;

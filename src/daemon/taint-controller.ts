@@ -8,12 +8,12 @@ import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import { podKey, type Pod } from '../api/pod.js';
 import type { TaintEvictionSettings } from '../config/types.js';
-import type { ClusterView, EventRecorder, EvictionOutcome, PodActions } from '../eviction/ports.js';
-import { TaintHandler } from '../taint/taint-handler.js';
-import type { TaintEvent } from '../taint/taint-event.js';
-import { pickTaintOptions, TAINT_OPTION_NAMES } from '../taint/taint-options.js';
 import { errorMessage, KubeApiError } from '../errors.js';
+import type { TaintEvent } from '../taint/taint-event.js';
+import { TaintHandler } from '../taint/taint-handler.js';
+import { pickTaintOptions, TAINT_OPTION_NAMES } from '../taint/taint-options.js';
 import type { AgentMetrics } from './metrics.js';
+import type { ClusterView, EventRecorder, EvictionOutcome, PodActions } from './ports.js';
 
 export interface TaintControllerDeps {
   readonly nodeName: string;

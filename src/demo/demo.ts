@@ -16,7 +16,7 @@ import { podKey, type Pod } from '../api/pod.js';
 import { formatQuantity, quantityFromInteger } from '../api/quantity.js';
 import { parseConfigText } from '../config/load.js';
 import { startAgent, type RunningAgent } from '../daemon/agent.js';
-import type { LocalTerminator, MemoryThresholdNotifier, PodActions } from '../eviction/ports.js';
+import type { LocalTerminator, MemoryThresholdNotifier, PodActions } from '../daemon/ports.js';
 import type { SynchronizeResult } from '../eviction/types.js';
 import { connect } from '../kube/index.js';
 import { kubeconfigFor, startApiStandIn, type ApiStandIn } from './api-stand-in.js';

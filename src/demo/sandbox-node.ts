@@ -4,14 +4,14 @@
 // creates is recorded and removed by `destroy()`, also after a failure or Ctrl-C.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createPodTerminator } from '../act/pod-terminator.js';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
-import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver } from '../eviction/ports.js';
+import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver } from '../daemon/ports.js';
 import { createMemoryThresholdNotifier } from '../notifier/create-memory-threshold-notifier.js';
 import { createCgroupObserver } from '../observe/cgroup-observer.js';
-import { createPodTerminator } from '../observe/pod-terminator.js';
 
 export const MEMORY_ROOT = '/sys/fs/cgroup/memory';
 

@@ -8,10 +8,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { Clock } from '../api/clock.js';
 import type { Pod } from '../api/pod.js';
+import { quantityValue } from '../api/quantity.js';
 import type { PodStats, Summary } from '../api/summary.js';
 import { getThresholdQuantity, type Threshold } from '../api/threshold.js';
-import { quantityValue } from '../api/quantity.js';
-import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver, NotifierEvent, Observation } from '../eviction/ports.js';
+import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver, NotifierEvent, Observation } from '../daemon/ports.js';
 import { ALLOCATOR, type AllocationPlan } from './sandbox-node.js';
 
 // How often the simulated kernel checks usage against the armed threshold and the capacity.

@@ -5,8 +5,8 @@
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import type { Node, Pod } from '../api/pod.js';
+import type { ClusterView } from '../daemon/ports.js';
 import { errorMessage, KubeApiError } from '../errors.js';
-import type { ClusterView } from '../eviction/ports.js';
 import type { ApiCaller } from './api-call.js';
 import type { BackoffPolicy } from './backoff.js';
 import type { ClientLibrary, CoreV1Api, KubeConfig } from './client-library.js';

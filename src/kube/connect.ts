@@ -3,15 +3,15 @@
 // the four cluster ports on one shared client. Connecting makes no request: the agent starts even
 // while the API server is down, and the view catches up when it comes back.
 
-import type { RequestContext } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import type { RequestOptions as HttpsRequestOptions } from 'node:https';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import type { RequestContext } from '@kubernetes/client-node';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
+import type { EventRecorder, NodeReporter, PodActions } from '../daemon/ports.js';
 import { errorMessage, KubeApiError } from '../errors.js';
-import type { EventRecorder, NodeReporter, PodActions } from '../eviction/ports.js';
 import { createApiCaller, DEFAULT_REQUEST_TIMEOUT_MS, type ApiCaller } from './api-call.js';
 import type { BackoffPolicy } from './backoff.js';
 import { loadClientLibrary, type ClientLibrary, type CoreV1Api, type KubeConfig } from './client-library.js';

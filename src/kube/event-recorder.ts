@@ -7,9 +7,8 @@
 import type { CoreV1Event, V1ObjectReference as ObjectReference } from '@kubernetes/client-node';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
-import type { Pod } from '../api/pod.js';
-import { podKey } from '../api/pod.js';
-import type { AgentEvent, EventRecorder } from '../eviction/ports.js';
+import { podKey, type Pod } from '../api/pod.js';
+import type { AgentEvent, EventRecorder } from '../daemon/ports.js';
 import type { ApiCaller } from './api-call.js';
 import type { CoreV1Api } from './client-library.js';
 

@@ -4,7 +4,7 @@
 // rule for time stamps applies: the heartbeat moves on every report, the transition time only when
 // the status flips.
 
-import type { AgentNodeCondition } from '../eviction/ports.js';
+import type { AgentNodeCondition } from '../daemon/ports.js';
 
 /** Condition types the kubelet (or the node controller) writes; the agent never touches them. */
 export const KUBELET_CONDITION_TYPES: ReadonlySet<string> = new Set(['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure', 'NetworkUnavailable']);

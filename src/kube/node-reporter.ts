@@ -6,11 +6,11 @@
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import type { Node } from '../api/pod.js';
-import type { AgentNodeCondition, NodeReporter } from '../eviction/ports.js';
+import type { AgentNodeCondition, NodeReporter } from '../daemon/ports.js';
 import type { ApiCaller } from './api-call.js';
 import { CONFLICT_BACKOFF, retryWithBackoff, type BackoffPolicy } from './backoff.js';
 import type { ClientLibrary, CoreV1Api } from './client-library.js';
-import { KUBELET_CONDITION_TYPES, conditionsToWrite, type NodeConditionWire } from './node-conditions.js';
+import { conditionsToWrite, KUBELET_CONDITION_TYPES, type NodeConditionWire } from './node-conditions.js';
 import { withTaint } from './taints.js';
 import { rfc3339, toWire } from './wire.js';
 

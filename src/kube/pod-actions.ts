@@ -4,10 +4,9 @@
 
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
-import type { Pod, PodCondition } from '../api/pod.js';
-import { podKey } from '../api/pod.js';
+import { podKey, type Pod, type PodCondition } from '../api/pod.js';
+import type { DisruptionTargetCondition, EvictionOutcome, PodActions } from '../daemon/ports.js';
 import { KubeApiError } from '../errors.js';
-import type { DisruptionTargetCondition, EvictionOutcome, PodActions } from '../eviction/ports.js';
 import type { ApiCaller, ApiFailure } from './api-call.js';
 import type { ClientLibrary, CoreV1Api } from './client-library.js';
 import { rfc3339, toWire } from './wire.js';

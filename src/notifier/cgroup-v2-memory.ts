@@ -3,9 +3,11 @@
 // cgroup has no memory.current; there, as runc's cgroup library (and so cAdvisor and the
 // observer) does, usage is emulated as `anon + file` of its memory.stat. /proc/meminfo's
 // `MemTotal - MemFree` would also count kernel memory, so the fast check would see crossings the
-// observer does not, and miss the ones it does.
+// observer does not, and miss the ones it does. The parsers and the formula are src/host's.
 
 import { join } from 'node:path';
+import { parseCounter } from '../host/memory-limit.js';
+import { inactiveFileKey, memoryStatValue, workingSetBytes } from '../host/memory-stat.js';
 
 /** Reads a whole text file; rejects when it cannot (injected so tests can serve fixtures). */
 export type ReadText = (path: string) => Promise<string>;
@@ -24,36 +26,20 @@ export function rootWorkingSetSource(cgroupRoot: string): WorkingSetSource {
   return { kind: 'root', statPath: join(cgroupRoot, 'memory.stat') };
 }
 
-/** One field of a cgroup v2 memory.stat, in bytes; null when absent. */
-function memoryStatBytes(memoryStat: string, key: string): bigint | null {
-  const match = new RegExp(`^${key} (\\d+)$`, 'm').exec(memoryStat);
-  return match === null ? null : BigInt(match[1] as string);
-}
-
-/** `inactive_file` from a cgroup v2 memory.stat, in bytes; null when absent. */
-export function parseInactiveFileBytes(memoryStat: string): bigint | null {
-  return memoryStatBytes(memoryStat, 'inactive_file');
-}
-
 /** The working set in bytes (`usage - inactive_file`, floored at zero). Rejects with a short reason. */
 export async function readWorkingSetBytes(readText: ReadText, source: WorkingSetSource): Promise<bigint> {
-  let usageBytes: bigint;
-  let inactiveFileBytes: bigint | null;
-  if (source.kind === 'cgroup') {
-    const [current, stat] = await Promise.all([readText(source.currentPath), readText(source.statPath)]);
-    const trimmed = current.trim();
-    if (!/^\d+$/.test(trimmed)) throw new Error(`${source.currentPath} does not hold a byte count`);
-    usageBytes = BigInt(trimmed);
-    inactiveFileBytes = parseInactiveFileBytes(stat);
-    if (inactiveFileBytes === null) throw new Error(`${source.statPath} has no inactive_file`);
-  } else {
+  if (source.kind === 'root') {
     const stat = await readText(source.statPath);
-    const anonBytes = memoryStatBytes(stat, 'anon');
-    const fileBytes = memoryStatBytes(stat, 'file');
-    inactiveFileBytes = parseInactiveFileBytes(stat);
-    if (anonBytes === null || fileBytes === null || inactiveFileBytes === null) throw new Error(`${source.statPath} lacks anon, file or inactive_file`);
-    usageBytes = anonBytes + fileBytes;
+    const anonBytes = memoryStatValue(stat, 'anon');
+    const fileBytes = memoryStatValue(stat, 'file');
+    const inactiveFileBytes = memoryStatValue(stat, inactiveFileKey('v2'));
+    if (anonBytes === undefined || fileBytes === undefined || inactiveFileBytes === undefined) throw new Error(`${source.statPath} lacks anon, file or inactive_file`);
+    return workingSetBytes(anonBytes + fileBytes, inactiveFileBytes);
   }
-  const workingSetBytes = usageBytes - inactiveFileBytes;
-  return workingSetBytes < 0n ? 0n : workingSetBytes;
+  const [current, stat] = await Promise.all([readText(source.currentPath), readText(source.statPath)]);
+  const usageBytes = parseCounter(current);
+  if (usageBytes === undefined) throw new Error(`${source.currentPath} does not hold a byte count`);
+  const inactiveFileBytes = memoryStatValue(stat, inactiveFileKey('v2'));
+  if (inactiveFileBytes === undefined) throw new Error(`${source.statPath} has no inactive_file`);
+  return workingSetBytes(usageBytes, inactiveFileBytes);
 }

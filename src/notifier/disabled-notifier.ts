@@ -5,7 +5,7 @@
 import type { Logger } from '../api/logger.js';
 import type { Summary } from '../api/summary.js';
 import type { Threshold } from '../api/threshold.js';
-import type { MemoryThresholdNotifier, NotifierEvent } from '../eviction/ports.js';
+import type { MemoryThresholdNotifier, NotifierEvent } from '../daemon/ports.js';
 
 export class DisabledNotifier implements MemoryThresholdNotifier {
   readonly mode = 'disabled' as const;

@@ -10,12 +10,12 @@ import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import type { Summary } from '../api/summary.js';
 import type { Threshold } from '../api/threshold.js';
+import type { MemoryThresholdNotifier, NotifierEvent } from '../daemon/ports.js';
 import { errorMessage } from '../errors.js';
-import type { MemoryThresholdNotifier, NotifierEvent } from '../eviction/ports.js';
 import { EPOLLERR, EPOLLHUP, EPOLLIN, type EventFd, type NativeEvents } from '../../native/native-events.js';
 import { DEFAULT_EPOLL_LOOP_OPTIONS, EpollLoop, type EpollLoopOptions, type EpollWatch } from './epoll-loop.js';
 import { registerMemcgThreshold } from './memcg-threshold.js';
-import { computeMemoryThresholds, isProblem, type MemoryThresholdFigures, type MemorySignal } from './memory-thresholds.js';
+import { computeMemoryThresholds, isProblem, type MemorySignal, type MemoryThresholdFigures } from './memory-thresholds.js';
 import { rearmDecision } from './rearm-policy.js';
 
 export interface MemcgV1NotifierOptions {

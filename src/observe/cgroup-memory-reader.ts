@@ -6,11 +6,10 @@
 // uses) then emulates usage as memory.stat `anon + file` of the root, "to report the same value as
 // usage_in_bytes in v1", and so does this reader when `isV2Root` is set.
 
-import { describeError } from './problem-log.js';
-import { isNotFound, readFailed, readOk, type ReadResult } from './read-result.js';
-import type { HostFs } from './host-fs.js';
-import { parseCounter, parseMemoryLimit } from './memory-limit.js';
-import { inactiveFileKey, memoryStatValue, workingSetBytes, type CgroupVersion } from './memory-stat.js';
+import type { HostFs } from '../host/host-fs.js';
+import { parseCounter, parseMemoryLimit } from '../host/memory-limit.js';
+import { inactiveFileKey, memoryStatValue, workingSetBytes, type CgroupVersion } from '../host/memory-stat.js';
+import { describeError, isNotFound, readFailed, readOk, type ReadResult } from '../host/read-result.js';
 
 export interface CgroupMemoryReading {
   readonly usageBytes: bigint;

@@ -6,24 +6,24 @@
 // never rejects.
 
 import type { Pod } from '../api/pod.js';
-import type { ContainerStats, FsStats, MemoryStats, NodeStats, PodStats, Summary, SystemContainerStats } from '../api/summary.js';
-import { SYSTEM_CONTAINER_PODS } from '../api/summary.js';
-import type { NodeObserver, Observation } from '../eviction/ports.js';
+import { SYSTEM_CONTAINER_PODS, type ContainerStats, type FsStats, type MemoryStats, type NodeStats, type PodStats, type Summary, type SystemContainerStats } from '../api/summary.js';
+import type { NodeObserver, Observation } from '../daemon/ports.js';
+import { detectCgroupLayout, type CgroupLayout } from '../host/cgroup-layout.js';
+import { nodeHostFs, type HostFs } from '../host/host-fs.js';
+import { memTotalBytes } from '../host/meminfo.js';
+import { parseCounter } from '../host/memory-limit.js';
+import { PodCgroupLocator } from '../host/pod-cgroup-locator.js';
+import { describeError } from '../host/read-result.js';
 import { readCgroupMemory, readCgroupMemoryLimit } from './cgroup-memory-reader.js';
-import { detectCgroupLayout, type CgroupLayout } from './cgroup-layout.js';
 import { containerNamesById } from './container-id.js';
 import type { DiskUsage } from './disk-usage.js';
-import { nodeHostFs, type HostFs } from './host-fs.js';
-import { memTotalBytes } from './meminfo.js';
-import { parseCounter } from './memory-limit.js';
+import { CGROUP_FS_MAGICS, KernelFileCache } from './kernel-file-cache.js';
 import { readNodeFilesystems } from './node-filesystems.js';
 import { DEFAULT_OBSERVER_OPTIONS, resolveObserverPaths, type CgroupObserverOptions } from './observer-options.js';
 import { maxPid, parseLoadavgTaskCount } from './pid-limits.js';
-import { PodCgroupLocator } from './pod-cgroup-locator.js';
 import { PodCgroupReader } from './pod-cgroup-reader.js';
-import { CGROUP_FS_MAGICS, KernelFileCache } from './kernel-file-cache.js';
 import { ephemeralStorageUsage, PodDiskUsageCache, type PodDiskUsage } from './pod-disk-usage.js';
-import { describeError, ProblemLog } from './problem-log.js';
+import { ProblemLog } from './problem-log.js';
 
 export type { CgroupObserverOptions } from './observer-options.js';
 

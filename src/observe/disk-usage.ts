@@ -4,8 +4,8 @@
 // entered; entries deleted during the walk ignored. The walk is asynchronous and spends a shared
 // budget, yielding to the event loop after every batch, so a large tree never stalls the agent.
 
-import type { HostFs, HostLstat } from './host-fs.js';
-import { isNotFound } from './read-result.js';
+import type { HostFs, HostLstat } from '../host/host-fs.js';
+import { isNotFound } from '../host/read-result.js';
 
 export interface DiskUsage {
   readonly usedBytes: bigint;

@@ -7,7 +7,7 @@
 // btrfs, overlay, tmpfs); a filesystem where they differ would be reported scaled.
 
 import type { FsStats } from '../api/summary.js';
-import type { HostStatfs } from './host-fs.js';
+import type { HostStatfs } from '../host/host-fs.js';
 
 export function statfsToFsStats(s: HostStatfs, time: string): FsStats {
   return {

@@ -16,7 +16,7 @@
 // the agent's cgroup), so the number kept is capped; past the cap, files are read the ordinary
 // way. Descriptors of pods that left are released by the caller.
 
-import type { HostDirEntry, HostFs, HostLstat, HostStatfs } from './host-fs.js';
+import type { HostDirEntry, HostFs, HostLstat, HostStatfs } from '../host/host-fs.js';
 
 /** Descriptors kept open by default: about 290 pods' worth at seven each (four files, three directories). */
 export const DEFAULT_MAX_OPEN_FILES = 2048;

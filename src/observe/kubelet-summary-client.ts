@@ -11,11 +11,12 @@ import https from 'node:https';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import type { Pod } from '../api/pod.js';
-import { AgentError } from '../errors.js';
-import type { NodeObserver, Observation } from '../eviction/ports.js';
-import { filesystemLayoutFromSummary } from './filesystem-layout.js';
-import { describeError, ProblemLog } from './problem-log.js';
 import { validateSummary } from '../api/summary-validation.js';
+import type { NodeObserver, Observation } from '../daemon/ports.js';
+import { AgentError } from '../errors.js';
+import { describeError } from '../host/read-result.js';
+import { filesystemLayoutFromSummary } from './filesystem-layout.js';
+import { ProblemLog } from './problem-log.js';
 
 export interface KubeletSummaryObserverOptions {
   /** The kubelet's base URL (`https://127.0.0.1:10250`); `/stats/summary` is appended. */

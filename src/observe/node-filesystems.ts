@@ -4,9 +4,9 @@
 // filesystem when container writable layers are on another device than images.
 
 import type { FsStats } from '../api/summary.js';
+import type { HostFs } from '../host/host-fs.js';
+import { describeError } from '../host/read-result.js';
 import { statfsToFsStats } from './fs-stats.js';
-import type { HostFs } from './host-fs.js';
-import { describeError } from './problem-log.js';
 
 export interface NodeFilesystems {
   readonly nodeFs: FsStats | undefined;

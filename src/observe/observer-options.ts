@@ -5,8 +5,8 @@
 import { join } from 'node:path';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
-import type { HostFs } from './host-fs.js';
-import type { CgroupDriver } from './pod-cgroup-names.js';
+import type { HostFs } from '../host/host-fs.js';
+import type { CgroupDriver } from '../host/pod-cgroup-names.js';
 
 export interface CgroupObserverOptions {
   /** Where the host's root filesystem is mounted; `/` when the agent runs on the host itself. */

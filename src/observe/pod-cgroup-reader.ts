@@ -8,13 +8,12 @@
 // came or went. A container replaced by another leaves the count equal, but then a remembered
 // child is missing when read, and the pod is listed again at once.
 
+import type { HostFs } from '../host/host-fs.js';
+import type { CgroupVersion } from '../host/memory-stat.js';
+import { describeError, isNotFound } from '../host/read-result.js';
 import { readCgroupMemory, type CgroupMemoryReading } from './cgroup-memory-reader.js';
 import { containerIdCandidates } from './container-id.js';
-import type { HostFs } from './host-fs.js';
-import type { CgroupVersion } from './memory-stat.js';
 import { countPids, countProcessesInTree } from './process-count.js';
-import { describeError } from './problem-log.js';
-import { isNotFound } from './read-result.js';
 
 export interface PodCgroupReading {
   /** Absent when the pod cgroup itself could not be read (then nothing else is). */

@@ -6,12 +6,11 @@
 // as the kubelet's own volume stats are cached and recomputed periodically.
 
 import type { Pod } from '../api/pod.js';
+import type { HostFs } from '../host/host-fs.js';
+import { describeError, isNotFound } from '../host/read-result.js';
 import { containerNamesById } from './container-id.js';
 import { addDiskUsage, diskUsage, filesUsage, NO_DISK_USAGE, WalkBudget, type DiskUsage } from './disk-usage.js';
-import type { HostFs } from './host-fs.js';
 import { parseMountInfo, writableLayerDirs, type MountInfoEntry } from './mountinfo.js';
-import { describeError } from './problem-log.js';
-import { isNotFound } from './read-result.js';
 
 /** Volume plugins whose data lives on the node (walked); network and persistent volumes are not. */
 export const LOCAL_VOLUME_PLUGINS: readonly string[] = Object.freeze([

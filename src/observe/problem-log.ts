@@ -3,7 +3,6 @@
 // distinct reason, so a node with an unreadable file logs one line, not one every ten seconds.
 
 import type { Logger } from '../api/logger.js';
-import { errorMessage } from '../errors.js';
 
 // Reasons carry pod names, so the remembered set grows with pod churn; past this size it is
 // forgotten and a reason that persists is logged once more.
@@ -44,10 +43,4 @@ export class ProblemLog {
   problems(): readonly string[] {
     return this.latest;
   }
-}
-
-/** A short description of a failed fs call: `ENOENT`, `EACCES`, or the message. */
-export function describeError(error: unknown): string {
-  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') return error.code;
-  return errorMessage(error);
 }

@@ -3,9 +3,8 @@
 // group leaders), which is what cAdvisor's process_count counts; pids.current would count
 // threads, and on cgroup v1 it lives in a separate hierarchy that may not be mounted.
 
-import type { HostFs } from './host-fs.js';
-import { describeError } from './problem-log.js';
-import { readFailed, readOk, type ReadResult, isNotFound } from './read-result.js';
+import type { HostFs } from '../host/host-fs.js';
+import { describeError, isNotFound, readFailed, readOk, type ReadResult } from '../host/read-result.js';
 
 /** The number of non-empty lines (one PID per line). */
 export function countPids(text: string): number {

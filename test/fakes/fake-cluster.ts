@@ -5,16 +5,7 @@
 
 import type { Clock } from '../../src/api/clock.js';
 import type { Node, Pod, PodCondition, Taint } from '../../src/api/pod.js';
-import type {
-  AgentEvent,
-  AgentNodeCondition,
-  ClusterView,
-  DisruptionTargetCondition,
-  EventRecorder,
-  EvictionOutcome,
-  NodeReporter,
-  PodActions,
-} from '../../src/eviction/ports.js';
+import type { AgentEvent, AgentNodeCondition, ClusterView, DisruptionTargetCondition, EventRecorder, EvictionOutcome, NodeReporter, PodActions } from '../../src/daemon/ports.js';
 
 type PodListener = (oldPod: Pod | null, newPod: Pod | null) => void;
 type NodeListener = (oldNode: Node | null, newNode: Node | null) => void;

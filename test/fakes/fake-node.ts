@@ -4,7 +4,7 @@
 import type { Pod } from '../../src/api/pod.js';
 import type { Summary } from '../../src/api/summary.js';
 import type { Threshold } from '../../src/api/threshold.js';
-import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver, NotifierEvent, Observation } from '../../src/eviction/ports.js';
+import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver, NotifierEvent, Observation } from '../../src/daemon/ports.js';
 
 export class FakeObserver implements NodeObserver {
   summary: Summary = { node: {} };

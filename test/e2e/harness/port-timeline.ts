@@ -6,7 +6,7 @@
 
 import { performance } from 'node:perf_hooks';
 import type { Pod } from '../../../src/api/pod.js';
-import type { EventRecorder, LocalTerminator, MemoryThresholdNotifier, NodeObserver, Observation, PodActions } from '../../../src/eviction/ports.js';
+import type { EventRecorder, LocalTerminator, MemoryThresholdNotifier, NodeObserver, Observation, PodActions } from '../../../src/daemon/ports.js';
 
 /** The ports the timeline can wrap. */
 export type TimedPort = 'notify' | 'observe' | 'terminate' | 'getPod' | 'evictPod' | 'deletePod' | 'addDisruptionTarget' | 'podEvent' | 'nodeEvent';

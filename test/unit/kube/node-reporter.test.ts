@@ -1,10 +1,10 @@
 // NodeReporter over the stand-in: the agent's own conditions (the kubelet's are never touched) and
 // its taint (everyone else's are never lost, even when they change in between).
 
-import type { Node } from '../../../src/api/pod.js';
-import type { NodeReporter } from '../../../src/eviction/ports.js';
 import { FakeClock } from '../../fakes/fake-clock.js';
-import { NODE_NAME, node, startHarness, waitFor, type Harness } from './harness.js';
+import type { Node } from '../../../src/api/pod.js';
+import type { NodeReporter } from '../../../src/daemon/ports.js';
+import { node, NODE_NAME, startHarness, waitFor, type Harness } from './harness.js';
 
 const TYPE = 'kube-eviction-agent.io/MemoryPressure';
 const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);

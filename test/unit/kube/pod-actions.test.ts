@@ -1,9 +1,9 @@
 // PodActions over the stand-in: what each call sends, and how every answer maps to an outcome.
 
 import type { Pod } from '../../../src/api/pod.js';
+import type { PodActions } from '../../../src/daemon/ports.js';
 import { KubeApiError } from '../../../src/errors.js';
-import type { PodActions } from '../../../src/eviction/ports.js';
-import { NODE_NAME, node, pod, startHarness, type Harness } from './harness.js';
+import { node, NODE_NAME, pod, startHarness, type Harness } from './harness.js';
 
 const PDB_MESSAGE = "Cannot evict pod as it would violate the pod's disruption budget.";
 

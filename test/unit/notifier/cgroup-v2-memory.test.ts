@@ -4,7 +4,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { parseInactiveFileBytes, readWorkingSetBytes, cgroupWorkingSetSource, rootWorkingSetSource, type ReadText } from '../../../src/notifier/cgroup-v2-memory.js';
+import { readWorkingSetBytes, cgroupWorkingSetSource, rootWorkingSetSource, type ReadText } from '../../../src/notifier/cgroup-v2-memory.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const readFixture: ReadText = (path) => readFile(path, 'utf8');
@@ -44,8 +44,4 @@ describe('cgroup v2 working set (the PSI fast check)', () => {
       else await expect(result).rejects.toThrow(tc.expected);
     });
   }
-
-  test('parsers return null for missing fields', () => {
-    expect(parseInactiveFileBytes('anon 5\n')).toBeNull();
-  });
 });

@@ -2,10 +2,10 @@
 // what it registers where, the re-arming rules, events (counter reset, several thresholds, late
 // events for removed registrations), failures, and stop with everything released.
 
-import type { NotifierEvent } from '../../../src/eviction/ports.js';
-import { MemcgV1Notifier } from '../../../src/notifier/memcg-v1-notifier.js';
 import { FakeClock, flushMicrotasks } from '../../fakes/fake-clock.js';
 import { EBADF, EMFILE, FakeNative } from '../../fakes/fake-native.js';
+import type { NotifierEvent } from '../../../src/daemon/ports.js';
+import { MemcgV1Notifier } from '../../../src/notifier/memcg-v1-notifier.js';
 import { RecordingLogger } from './recording-logger.js';
 import { summary, summaryArming, threshold } from './thresholds.js';
 

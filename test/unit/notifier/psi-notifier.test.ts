@@ -2,11 +2,11 @@
 // they go (including the 2 s window without CAP_SYS_RESOURCE), stall events, the fast check's
 // crossings in both directions, its reads and failures, and stop.
 
-import type { NotifierEvent } from '../../../src/eviction/ports.js';
-import { PsiNotifier, type PsiNotifierOptions } from '../../../src/notifier/psi-notifier.js';
-import { unprivilegedWindowMs } from '../../../src/notifier/psi-trigger.js';
 import { FakeClock, flushMicrotasks } from '../../fakes/fake-clock.js';
 import { EMFILE, FakeNative } from '../../fakes/fake-native.js';
+import type { NotifierEvent } from '../../../src/daemon/ports.js';
+import { PsiNotifier, type PsiNotifierOptions } from '../../../src/notifier/psi-notifier.js';
+import { unprivilegedWindowMs } from '../../../src/notifier/psi-trigger.js';
 import { RecordingLogger } from './recording-logger.js';
 import { summary, threshold } from './thresholds.js';
 

@@ -2,15 +2,15 @@
 // budget, and the per-pod ephemeral-storage cache: what it measures, what `ephemeral-storage`
 // sums, and that it is refreshed at most once per interval and never by a memory sync.
 
-import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, cpSync } from 'node:fs';
+import { cpSync, linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { FakeClock } from '../../fakes/fake-clock.js';
 import type { Pod } from '../../../src/api/pod.js';
+import { nodeHostFs } from '../../../src/host/host-fs.js';
 import { createCgroupObserver } from '../../../src/observe/cgroup-observer.js';
 import { diskUsage, filesUsage, WalkBudget } from '../../../src/observe/disk-usage.js';
-import { nodeHostFs } from '../../../src/observe/host-fs.js';
 import { isLocalEphemeralVolume } from '../../../src/observe/pod-disk-usage.js';
-import { FakeClock } from '../../fakes/fake-clock.js';
 import { duBytes, duInodes } from './du-oracle.js';
 import { FaultyHostFs } from './faulty-host-fs.js';
 import { fixturesDir, podA, UID_A } from './fixture-pods.js';

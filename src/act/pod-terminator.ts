@@ -6,12 +6,12 @@
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import type { Pod } from '../api/pod.js';
-import type { LocalTerminator } from '../eviction/ports.js';
-import { detectCgroupLayout } from './cgroup-layout.js';
-import { nodeHostFs, type HostFs } from './host-fs.js';
-import { PodCgroupLocator } from './pod-cgroup-locator.js';
-import type { CgroupDriver } from './pod-cgroup-names.js';
-import { describeError } from './problem-log.js';
+import type { LocalTerminator } from '../daemon/ports.js';
+import { detectCgroupLayout } from '../host/cgroup-layout.js';
+import { nodeHostFs, type HostFs } from '../host/host-fs.js';
+import { PodCgroupLocator } from '../host/pod-cgroup-locator.js';
+import type { CgroupDriver } from '../host/pod-cgroup-names.js';
+import { describeError } from '../host/read-result.js';
 
 export interface PodTerminatorOptions {
   /** The cgroup mount as the agent sees it (host root included), e.g. `/host/sys/fs/cgroup`. */

@@ -5,8 +5,7 @@
 
 import type { HostFs } from './host-fs.js';
 import type { CgroupVersion } from './memory-stat.js';
-import { describeError } from './problem-log.js';
-import { readFailed, readOk, type ReadResult } from './read-result.js';
+import { describeError, readFailed, readOk, type ReadResult } from './read-result.js';
 
 export interface CgroupLayout {
   readonly version: CgroupVersion;

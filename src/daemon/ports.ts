@@ -1,6 +1,7 @@
-// The ports the core declares and the adapters implement: where observations come from and what
-// wakes the loop. Adapters (src/observe, src/notifier, src/kube) implement these; the core never
-// imports an adapter.
+// The ports of the running agent, beside the loop and the executor that use them: where
+// observations come from, what wakes the loop, the cluster it acts on and the node it acts on.
+// Adapters (src/observe, src/notifier, src/kube, src/act) implement these and import nothing else
+// of src/daemon; the pure engine (src/eviction) needs none of them.
 
 import type { Node, Pod } from '../api/pod.js';
 import type { Summary } from '../api/summary.js';
@@ -125,6 +126,8 @@ export interface NodeReporter {
   /** Adds (present=true) or removes the agent's taint; a no-op when already so. */
   setTaint(taint: { key: string; value: string; effect: 'NoSchedule' }, present: boolean): Promise<boolean>;
 }
+
+// ---- The node side that acts: implemented by src/act. ----
 
 /** Ends a pod's processes on this node, from its cgroup, without waiting for the API server or the kubelet. */
 export interface LocalTerminator {
