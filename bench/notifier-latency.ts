@@ -22,6 +22,7 @@ import type { Summary } from '../src/api/summary.js';
 import { createMemoryThresholdNotifier } from '../src/notifier/create-memory-threshold-notifier.js';
 import type { MemcgV1Notifier } from '../src/notifier/memcg-v1-notifier.js';
 import { FakeClock } from '../test/fakes/fake-clock.js';
+import { notifierSettings } from '../test/fixtures/settings.js';
 import { CgroupSandbox, cgroupV1Unavailable } from '../test/helpers/cgroup-sandbox.js';
 import { STEPPING_PROGRAM } from './lib/stepping-child.js';
 
@@ -84,7 +85,7 @@ async function main(): Promise<void> {
   }
   const sandbox = await CgroupSandbox.create({ limitBytes: 2048n * MI });
   const clock = new FakeClock();
-  const notifier = createMemoryThresholdNotifier({ mode: 'memcg-v1', nodeCgroup: sandbox.name, podCgroupRoot: `${sandbox.name}/kubepods`, clock, logger: silentLogger }) as MemcgV1Notifier;
+  const notifier = createMemoryThresholdNotifier(notifierSettings({ mode: 'memcg-v1' }), { cgroupRoot: '/sys/fs/cgroup', nodeCgroup: sandbox.name, podCgroupRoot: `${sandbox.name}/kubepods`, procRoot: '/proc', clock, logger: silentLogger }) as MemcgV1Notifier;
   const child = new SteppingChild(sandbox.path);
   try {
     if ((await child.next()) !== 'ready') throw new Error('the child did not start');

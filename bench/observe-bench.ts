@@ -11,10 +11,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type { ObserveSettings } from '../src/api/agent-settings.js';
 import { systemClock } from '../src/api/clock.js';
 import { silentLogger } from '../src/api/logger.js';
 import type { Pod } from '../src/api/pod.js';
-import { createCgroupObserver, type CgroupObserverOptions } from '../src/observe/cgroup-observer.js';
+import { DEFAULT_HOUSEKEEPING_INTERVAL_MS } from '../src/config/defaults.js';
+import { createCgroupObserver } from '../src/observe/cgroup-observer.js';
+import { observeSettings } from '../test/fixtures/settings.js';
 import { CgroupSandbox, cgroupV1Unavailable } from '../test/helpers/cgroup-sandbox.js';
 
 const POD_COUNTS = [10, 110, 1000];
@@ -44,7 +47,9 @@ function podCgroups(i: number): string[] {
 
 interface Host {
   readonly description: string;
-  readonly options: Partial<CgroupObserverOptions>;
+  readonly settings: Partial<ObserveSettings>;
+  /** The sandbox cgroup standing in for the node, on real cgroups. */
+  readonly nodeCgroup?: string;
   cleanup(): Promise<void>;
 }
 
@@ -62,7 +67,8 @@ async function realHost(count: number): Promise<Host> {
   }
   return {
     description: 'cgroup v1 (kernel)',
-    options: { nodeCgroup: sandbox.name, cgroupDriver: 'cgroupfs' },
+    settings: { cgroupDriver: 'cgroupfs' },
+    nodeCgroup: sandbox.name,
     cleanup: () => sandbox.cleanup(),
   };
 }
@@ -89,7 +95,7 @@ async function fileHost(count: number): Promise<Host> {
   writeFileSync(join(root, 'proc/sys/kernel/threads-max'), '100000\n');
   return {
     description: 'cgroup v1 (files)',
-    options: { hostRoot: root, cgroupDriver: 'cgroupfs' },
+    settings: { hostRoot: root, cgroupDriver: 'cgroupfs' },
     cleanup: async () => rmSync(root, { recursive: true, force: true }),
   };
 }
@@ -102,7 +108,12 @@ async function measure(count: number, useKernel: boolean): Promise<string> {
   const host = useKernel ? await realHost(count) : await fileHost(count);
   try {
     const pods = podsFor(count);
-    const observer = createCgroupObserver({ clock: systemClock, logger: silentLogger, diskUsageIntervalMs: 24 * 3600_000, ...host.options });
+    const observer = createCgroupObserver(observeSettings({ diskUsageIntervalMs: 24 * 3600_000, ...host.settings }), {
+      clock: systemClock,
+      logger: silentLogger,
+      processCountIntervalMs: DEFAULT_HOUSEKEEPING_INTERVAL_MS,
+      ...(host.nodeCgroup === undefined ? {} : { nodeCgroup: host.nodeCgroup }),
+    });
     const samplesMs: number[] = [];
     const cpuSamplesMs: number[] = [];
     let podsSeen = 0;

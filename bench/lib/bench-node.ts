@@ -4,11 +4,12 @@
 // the sandbox as the node). The same wiring as the `demo` command's sandbox node.
 
 import { join } from 'node:path';
-import { createPodTerminator } from '../../src/act/pod-terminator.js';
 import type { Clock } from '../../src/api/clock.js';
 import type { Logger } from '../../src/api/logger.js';
+import { hostNotifier, hostTerminator } from '../../src/compose/node-side.js';
+import { parseConfigText } from '../../src/config/load.js';
+import type { LoadedConfig } from '../../src/config/types.js';
 import type { LocalTerminator, MemoryThresholdNotifier } from '../../src/daemon/ports.js';
-import { createMemoryThresholdNotifier } from '../../src/notifier/create-memory-threshold-notifier.js';
 import { createCgroupObserver, type CgroupObserver } from '../../src/observe/cgroup-observer.js';
 import { BenchCgroup } from './bench-cgroup.js';
 
@@ -16,6 +17,15 @@ export interface NodeAdapters {
   readonly observer: CgroupObserver;
   readonly notifier: MemoryThresholdNotifier;
   readonly terminator: LocalTerminator;
+}
+
+/**
+ * The sandbox's settings, as a file would give them: the cgroupfs driver, `scratchDir` for the
+ * kubelet's and the runtime's directories, and the disk-usage walk pushed out of the way.
+ */
+export function sandboxNodeConfig(scratchDir: string, notifierMode: 'memcg-v1' | 'disabled', evictionYaml = ''): LoadedConfig {
+  const observe = `observe:\n  cgroupDriver: cgroupfs\n  podCgroupRoot: kubepods\n  kubeletRootDir: ${scratchDir}\n  imageFsPath: ${scratchDir}\n  podLogsDir: ${scratchDir}\n  diskUsageInterval: 24h\n`;
+  return parseConfigText(`${evictionYaml}${observe}notifier:\n  mode: ${notifierMode}\n`, 'bench-node');
 }
 
 export class BenchNode {
@@ -50,22 +60,12 @@ export class BenchNode {
     clock: Clock;
     logger: Logger;
   }): NodeAdapters {
-    const common = { cgroupRoot: '/sys/fs/cgroup', cgroupDriver: 'cgroupfs' as const, clock: options.clock, logger: options.logger };
-    const { scratchDir } = options;
+    const config = sandboxNodeConfig(options.scratchDir, options.notifierMode);
+    const context = { nodeName: options.nodeName, nodeCgroup: this.name, clock: options.clock, logger: options.logger };
     return {
-      observer: createCgroupObserver({
-        ...common,
-        nodeCgroup: this.name,
-        podCgroupRoot: 'kubepods',
-        kubeletRootDir: scratchDir,
-        imageFsPath: scratchDir,
-        podLogsDir: scratchDir,
-        diskUsageIntervalMs: 24 * 3600_000,
-        processCountIntervalMs: options.processCountIntervalMs,
-        nodeName: options.nodeName,
-      }),
-      notifier: createMemoryThresholdNotifier({ mode: options.notifierMode, cgroupRoot: '/sys/fs/cgroup', nodeCgroup: this.name, podCgroupRoot: `${this.name}/kubepods`, clock: options.clock, logger: options.logger }),
-      terminator: createPodTerminator({ ...common, nodeCgroup: this.name, podCgroupRoot: 'kubepods' }),
+      observer: createCgroupObserver(config.agent.observe, { ...context, processCountIntervalMs: options.processCountIntervalMs }),
+      notifier: hostNotifier(config, context),
+      terminator: hostTerminator(config, context),
     };
   }
 

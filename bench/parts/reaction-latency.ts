@@ -7,17 +7,9 @@
 // pod's processes being gone. The notifier alone (no agent) is measured the same way, as in
 // bench/notifier-latency.ts.
 
-import { errorMessage } from '../../src/errors.js';
-import { silentLogger } from '../../src/api/logger.js';
-import { parseQuantity } from '../../src/api/quantity.js';
-import type { Summary } from '../../src/api/summary.js';
-import { startApiStandIn, type ApiStandIn } from '../../src/demo/api-stand-in.js';
-import { createMemoryThresholdNotifier } from '../../src/notifier/create-memory-threshold-notifier.js';
-import type { MemcgV1Notifier } from '../../src/notifier/memcg-v1-notifier.js';
-import { FakeClock } from '../../test/fakes/fake-clock.js';
 import { AllocatorProcess } from '../lib/allocator.js';
-import { BenchCgroup, cgroupV1Unavailable } from '../lib/bench-cgroup.js';
 import { startBenchAgent, type AgentVariant, type BenchAgent } from '../lib/bench-agent.js';
+import { BenchCgroup, cgroupV1Unavailable } from '../lib/bench-cgroup.js';
 import { BenchNode } from '../lib/bench-node.js';
 import { BENCH_NAMESPACE, benchPod, containerCgroup, podCgroup } from '../lib/bench-pods.js';
 import { throwIfInterrupted } from '../lib/cleanup.js';
@@ -25,6 +17,15 @@ import type { BenchPart, PartContext } from '../lib/part.js';
 import { watchPodDeletion } from '../lib/simulated-kubelet.js';
 import { distribution, fmt, MiB, type Distribution } from '../lib/stats.js';
 import { SteppingChild } from '../lib/stepping-child.js';
+import { silentLogger } from '../../src/api/logger.js';
+import { parseQuantity } from '../../src/api/quantity.js';
+import type { Summary } from '../../src/api/summary.js';
+import { startApiStandIn, type ApiStandIn } from '../../src/demo/api-stand-in.js';
+import { errorMessage } from '../../src/errors.js';
+import { createMemoryThresholdNotifier } from '../../src/notifier/create-memory-threshold-notifier.js';
+import type { MemcgV1Notifier } from '../../src/notifier/memcg-v1-notifier.js';
+import { FakeClock } from '../../test/fakes/fake-clock.js';
+import { notifierSettings } from '../../test/fixtures/settings.js';
 
 const LIMIT_BYTES = 1024 * MiB;
 const THRESHOLD = '256Mi';
@@ -143,7 +144,7 @@ async function iteration(agent: BenchAgent, node: BenchNode, standIn: ApiStandIn
 async function notifierAlone(crossings: number, progress: PartContext['progress']): Promise<ReactionLatencyData['notifierAlone']> {
   const sandbox = BenchCgroup.create('notifier', 2048n * BigInt(MiB));
   const clock = new FakeClock();
-  const notifier = createMemoryThresholdNotifier({ mode: 'memcg-v1', nodeCgroup: sandbox.name, podCgroupRoot: `${sandbox.name}/kubepods`, clock, logger: silentLogger }) as MemcgV1Notifier;
+  const notifier = createMemoryThresholdNotifier(notifierSettings({ mode: 'memcg-v1' }), { cgroupRoot: '/sys/fs/cgroup', nodeCgroup: sandbox.name, podCgroupRoot: `${sandbox.name}/kubepods`, procRoot: '/proc', clock, logger: silentLogger }) as MemcgV1Notifier;
   const warmup = 5;
   const latenciesMs: number[] = [];
   const armingMs: number[] = [];

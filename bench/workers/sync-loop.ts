@@ -7,16 +7,16 @@
 //   node --expose-gc dist/bench/workers/sync-loop.js INPUT.json
 
 import { readFileSync } from 'node:fs';
+import { sandboxNodeConfig } from '../lib/bench-node.js';
 import { systemClock } from '../../src/api/clock.js';
 import { silentLogger } from '../../src/api/logger.js';
 import type { Pod } from '../../src/api/pod.js';
-import { parseConfigText } from '../../src/config/load.js';
+import { hostNotifier } from '../../src/compose/node-side.js';
 import { EvictionExecutor } from '../../src/daemon/eviction-executor.js';
 import { EvictionLoop } from '../../src/daemon/eviction-loop.js';
 import { createAgentMetrics } from '../../src/daemon/metrics.js';
 import type { ClusterView, EventRecorder, LocalTerminator, NodeObserver, PodActions } from '../../src/daemon/ports.js';
 import { EvictionManager } from '../../src/eviction/manager.js';
-import { createMemoryThresholdNotifier } from '../../src/notifier/create-memory-threshold-notifier.js';
 import { createCgroupObserver } from '../../src/observe/cgroup-observer.js';
 
 export interface SyncLoopInput {
@@ -52,20 +52,12 @@ async function main(): Promise<void> {
   gc();
   const rssStartBytes = process.memoryUsage().rss;
   const pods = input.pods;
-  const common = { cgroupRoot: '/sys/fs/cgroup', cgroupDriver: 'cgroupfs' as const, clock, logger };
-  const observer = createCgroupObserver({
-    ...common,
-    nodeCgroup: input.nodeCgroup,
-    podCgroupRoot: 'kubepods',
-    kubeletRootDir: input.scratchDir,
-    imageFsPath: input.scratchDir,
-    podLogsDir: input.scratchDir,
-    diskUsageIntervalMs: 24 * 3600_000,
-    // Every pass counts every pod's processes, as a housekeeping pass does: the fullest path.
-    processCountIntervalMs: 0,
-  });
-  const notifier = createMemoryThresholdNotifier({ mode: 'memcg-v1', cgroupRoot: '/sys/fs/cgroup', nodeCgroup: input.nodeCgroup, podCgroupRoot: `${input.nodeCgroup}/kubepods`, clock, logger });
-  const manager = new EvictionManager(parseConfigText(CONFIG, 'sync-loop').eviction);
+  const config = sandboxNodeConfig(input.scratchDir, 'memcg-v1', CONFIG);
+  const context = { nodeName: 'footprint-node', nodeCgroup: input.nodeCgroup, clock, logger };
+  // Every pass counts every pod's processes, as a housekeeping pass does: the fullest path.
+  const observer = createCgroupObserver(config.agent.observe, { ...context, processCountIntervalMs: 0 });
+  const notifier = hostNotifier(config, context);
+  const manager = new EvictionManager(config.eviction);
   const metrics = createAgentMetrics();
   const cluster: ClusterView = { synced: true, pods: () => pods, node: () => null, onPodChange: () => () => undefined, onNodeChange: () => () => undefined };
   const refused = { result: 'failed' as const, status: 0, message: 'not in this benchmark' };

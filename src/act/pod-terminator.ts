@@ -3,6 +3,8 @@
 // whatever is left after the grace period. This is what frees memory within milliseconds under
 // hard memory pressure. It needs the host's PID namespace (hostPID) and its cgroup mount.
 
+import { join } from 'node:path';
+import type { ObserveSettings } from '../api/agent-settings.js';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import type { Pod } from '../api/pod.js';
@@ -10,16 +12,11 @@ import type { LocalTerminator } from '../daemon/ports.js';
 import { detectCgroupLayout } from '../host/cgroup-layout.js';
 import { nodeHostFs, type HostFs } from '../host/host-fs.js';
 import { PodCgroupLocator } from '../host/pod-cgroup-locator.js';
-import type { CgroupDriver } from '../host/pod-cgroup-names.js';
 import { describeError } from '../host/read-result.js';
 
-export interface PodTerminatorOptions {
-  /** The cgroup mount as the agent sees it (host root included), e.g. `/host/sys/fs/cgroup`. */
-  readonly cgroupRoot: string;
+export interface PodTerminatorContext {
   /** The cgroup standing for the node, relative to the memory hierarchy's root ('' on a real node). */
   readonly nodeCgroup?: string;
-  readonly cgroupDriver: CgroupDriver | 'auto';
-  readonly podCgroupRoot?: string;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly hostFs?: HostFs;
@@ -53,21 +50,24 @@ export function pidsInCgroupTree(fs: HostFs, dir: string): number[] {
   return pids;
 }
 
-export function createPodTerminator(options: PodTerminatorOptions): LocalTerminator {
-  const fs = options.hostFs ?? nodeHostFs;
-  const log = options.logger.child({ component: 'pod-terminator' });
-  const kill = options.kill ?? ((pid: number, signal: NodeJS.Signals) => process.kill(pid, signal));
+/** The terminator for the compiled `observe` settings: the pods' cgroups are found as the observer finds them. */
+export function createPodTerminator(settings: Pick<ObserveSettings, 'hostRoot' | 'cgroupRoot' | 'cgroupDriver' | 'podCgroupRoot'>, context: PodTerminatorContext): LocalTerminator {
+  const fs = context.hostFs ?? nodeHostFs;
+  const log = context.logger.child({ component: 'pod-terminator' });
+  const kill = context.kill ?? ((pid: number, signal: NodeJS.Signals) => process.kill(pid, signal));
+  const cgroupRoot = join(settings.hostRoot, settings.cgroupRoot);
+  const nodeCgroup = (context.nodeCgroup ?? '').replace(/^\/+|\/+$/g, '');
   let locator: PodCgroupLocator | null = null;
 
   const findLocator = (): PodCgroupLocator | null => {
     if (locator !== null) return locator;
-    const layout = detectCgroupLayout(fs, options.cgroupRoot);
+    const layout = detectCgroupLayout(fs, cgroupRoot);
     if (!layout.ok) {
       log.warn('cannot terminate pods locally: no memory cgroup hierarchy', { reason: layout.reason });
       return null;
     }
-    const nodeDir = options.nodeCgroup === undefined || options.nodeCgroup === '' ? layout.value.memoryRoot : `${layout.value.memoryRoot}/${options.nodeCgroup}`;
-    locator = new PodCgroupLocator(fs, nodeDir, options.cgroupDriver, options.podCgroupRoot);
+    const nodeDir = nodeCgroup === '' ? layout.value.memoryRoot : `${layout.value.memoryRoot}/${nodeCgroup}`;
+    locator = new PodCgroupLocator(fs, nodeDir, settings.cgroupDriver, settings.podCgroupRoot);
     return locator;
   };
 
@@ -97,7 +97,7 @@ export function createPodTerminator(options: PodTerminatorOptions): LocalTermina
       }
       const signalled = signalAll(pidsInCgroupTree(fs, dir), gracePeriodMs <= 0 ? 'SIGKILL' : 'SIGTERM');
       if (gracePeriodMs > 0) {
-        options.clock.after(gracePeriodMs, () => {
+        context.clock.after(gracePeriodMs, () => {
           const left = pidsInCgroupTree(fs, dir);
           if (left.length > 0) log.info('grace period over; killing what is left', { uid, processes: left.length });
           signalAll(left, 'SIGKILL');

@@ -7,14 +7,14 @@ import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { systemClock } from '../api/clock.js';
 import { silentLogger } from '../api/logger.js';
+import { readAgentConfig } from '../compose/config-file.js';
 import { formatConfigErrors } from '../config/effective-table.js';
 import type { LoadedConfig } from '../config/types.js';
 import { AgentError, ConfigError, errorMessage, ReplayInputError } from '../errors.js';
 import { EvictionManager } from '../eviction/manager.js';
-import { parseReplayLine, parseRfc3339, formatRfc3339 } from '../replay/input.js';
+import { formatRfc3339, parseReplayLine, parseRfc3339 } from '../replay/input.js';
 import { ReplayRunner } from '../replay/runner.js';
 import { explainReport } from './explain-report.js';
-import { readConfig } from './run.js';
 
 interface ExplainOptions {
   readonly config: string;
@@ -45,17 +45,16 @@ export async function explainRecording(config: LoadedConfig, path: string, atMs:
 export async function explainNode(config: LoadedConfig, options: ExplainOptions): Promise<string> {
   const nodeName = options.nodeName ?? process.env.NODE_NAME ?? config.agent.nodeName;
   if (nodeName === undefined || nodeName === null || nodeName === '') throw new AgentError('EVA_ERR_USAGE', 'The node name is unknown: pass --node-name or set NODE_NAME');
-  const [{ connect }, { nodeAdapters }] = await Promise.all([import('../kube/index.js'), import('./run.js')]);
+  const [{ connectCluster }, { hostObserver }] = await Promise.all([import('../compose/agent.js'), import('../compose/node-side.js')]);
   const clock = systemClock;
-  const client = await connect({ ...(options.kubeconfig === undefined ? {} : { kubeconfig: options.kubeconfig }), nodeName, clock, logger: silentLogger });
+  const client = await connectCluster({ kubeconfig: options.kubeconfig }, nodeName, clock, silentLogger);
   const cluster = client.clusterView();
   await cluster.start();
   try {
     const deadlineMs = clock.nowMs() + 30_000;
     while (!cluster.synced && clock.nowMs() < deadlineMs) await clock.sleep(100);
     if (!cluster.synced) throw new AgentError('EVA_ERR_KUBE_API', `The pods of ${nodeName} could not be listed within 30 s from ${client.server}`);
-    const { observer, notifier } = nodeAdapters(config, nodeName, clock, silentLogger);
-    await notifier.stop();
+    const observer = hostObserver(config, { nodeName, clock, logger: silentLogger });
     const pods = cluster.pods().filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
     const observation = await observer.observe(pods);
     const manager = new EvictionManager(config.eviction);
@@ -88,7 +87,7 @@ export function registerExplain(program: Command): void {
     .option('--kubeconfig <file>', 'kubeconfig file (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)')
     .action(async (options: ExplainOptions) => {
       try {
-        const { config } = readConfig(options.config);
+        const { config } = await readAgentConfig(options.config);
         let atMs: number | null = null;
         if (options.at !== undefined) {
           atMs = parseRfc3339(options.at);

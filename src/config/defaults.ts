@@ -3,7 +3,7 @@
 // kubelet's defaults are its current Linux ones (pkg/kubelet/eviction/defaults_linux.go and
 // SetDefaults_KubeletConfiguration), applied the way cmd/kubelet applies them.
 
-import type { AgentSettings, CgroupDriver } from './types.js';
+import type { AgentSettings } from '../api/agent-settings.js';
 
 /**
  * The kubelet's Linux default `evictionHard` (imagefs.inodesFree since v1.29), in SIGNALS order.
@@ -124,24 +124,4 @@ export function defaultAgentSettings(): AgentSettings {
     server: { address: '0.0.0.0', port: 8080 },
     logLevel: 'info',
   };
-}
-
-/**
- * The pods' parent cgroup for a cgroup driver, as the kubelet names it: unchanged for cgroupfs;
- * for systemd, each path component becomes a slice nested in its parent's (`kubepods` ->
- * `kubepods.slice`, `a/kubepods` -> `a.slice/a-kubepods.slice`, dashes in names escaped to `_`),
- * and a name already in slice form is kept.
- */
-export function podCgroupRootForDriver(podCgroupRoot: string, driver: Exclude<CgroupDriver, 'auto'>): string {
-  if (driver === 'cgroupfs') return podCgroupRoot;
-  const parts = podCgroupRoot.split('/').filter((p) => p !== '');
-  if (parts.length === 0 || parts.some((p) => p.endsWith('.slice'))) return podCgroupRoot;
-  const slices: string[] = [];
-  let prefix = '';
-  for (const part of parts) {
-    const escaped = part.replaceAll('-', '_');
-    prefix = prefix === '' ? escaped : `${prefix}-${escaped}`;
-    slices.push(`${prefix}.slice`);
-  }
-  return slices.join('/');
 }

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { Document, isMap, LineCounter, parseAllDocuments, visit, type Node } from 'yaml';
 import { ConfigError, errorMessage, type ConfigProblem } from '../errors.js';
-import { readAgentSettings, AGENT_FIELDS, isAgentField } from './agent-settings.js';
+import { AGENT_FIELDS, isAgentField, readAgentSettings } from './agent-settings.js';
 import { ConfigReader, type MapEntry } from './config-reader.js';
 import { didYouMean } from './did-you-mean.js';
 import { EVICTION_FIELDS, isEvictionField, readEvictionSettings } from './eviction-settings.js';
@@ -22,14 +22,18 @@ const apiVersionOfKind: Readonly<Record<ConfigKind, string>> = {
 
 /** Reads and loads a configuration file; throws ConfigError (EVA_ERR_CONFIG_READ when unreadable). */
 export async function loadConfigFile(path: string): Promise<LoadedConfig> {
+  return (await readConfigFile(path)).config;
+}
+
+/** Reads and loads a configuration file, keeping its text (hot reload compares against it). */
+export async function readConfigFile(path: string): Promise<{ config: LoadedConfig; text: string }> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    const reason = errorMessage(err);
-    throw new ConfigError([{ field: '', value: path, message: `Cannot read ${path}: ${reason}` }], 'EVA_ERR_CONFIG_READ', { cause: err });
+    throw new ConfigError([{ field: '', value: path, message: `Cannot read ${path}: ${errorMessage(err)}` }], 'EVA_ERR_CONFIG_READ', { cause: err });
   }
-  return parseConfigText(text, path);
+  return { config: parseConfigText(text, path), text };
 }
 
 /**

@@ -3,6 +3,7 @@
 // Adapters (src/observe, src/notifier, src/kube, src/act) implement these and import nothing else
 // of src/daemon; the pure engine (src/eviction) needs none of them.
 
+import type { NotifierMode } from '../api/agent-settings.js';
 import type { Node, Pod } from '../api/pod.js';
 import type { Summary } from '../api/summary.js';
 import type { Threshold } from '../api/threshold.js';
@@ -37,7 +38,7 @@ export interface NotifierEvent {
 /** Wakes the synchronize loop the moment memory crosses a threshold. */
 export interface MemoryThresholdNotifier {
   /** `memcg-v1` (eventfd on cgroup v1), `psi` (cgroup v2 PSI trigger plus a fast check), or `disabled`. */
-  readonly mode: 'memcg-v1' | 'psi' | 'disabled';
+  readonly mode: NotifierMode;
   /** Starts waiting; `onEvent` is called once per wake-up, never concurrently with itself. */
   start(onEvent: (event: NotifierEvent) => void): void;
   /**

@@ -4,10 +4,10 @@
 // DELETE, up to `deleteRetries` attempts 10 ms apart), or, when configured, through the
 // Eviction API with a deadline after which it falls back to DELETE. Off unless enabled.
 
+import type { TaintEvictionSettings } from '../api/agent-settings.js';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import { podKey, type Pod } from '../api/pod.js';
-import type { TaintEvictionSettings } from '../config/types.js';
 import { errorMessage, KubeApiError } from '../errors.js';
 import type { TaintEvent } from '../taint/taint-event.js';
 import { TaintHandler } from '../taint/taint-handler.js';

@@ -14,11 +14,11 @@ import { systemClock } from '../api/clock.js';
 import { silentLogger } from '../api/logger.js';
 import { podKey, type Pod } from '../api/pod.js';
 import { formatQuantity, quantityFromInteger } from '../api/quantity.js';
+import { startNodeAgent } from '../compose/agent.js';
 import { parseConfigText } from '../config/load.js';
-import { startAgent, type RunningAgent } from '../daemon/agent.js';
+import type { RunningAgent } from '../daemon/agent.js';
 import type { LocalTerminator, MemoryThresholdNotifier, PodActions } from '../daemon/ports.js';
 import type { SynchronizeResult } from '../eviction/types.js';
-import { connect } from '../kube/index.js';
 import { kubeconfigFor, startApiStandIn, type ApiStandIn } from './api-stand-in.js';
 import { realCgroupsAvailable, SandboxNode, type AllocationPlan } from './sandbox-node.js';
 import { SimulatedNode } from './simulated-node.js';
@@ -55,7 +55,10 @@ interface DemoPod {
   readonly role: string;
 }
 
-const DEMO_CONFIG = `
+// The agent's configuration, as an operator would write it. `scratchDir` stands in for the
+// kubelet's and the runtime's directories; the sandbox cgroup stands in for the node.
+function demoConfig(scratchDir: string): string {
+  return `
 apiVersion: kube-eviction-agent.io/v1alpha1
 kind: AgentConfiguration
 evictionHard:
@@ -63,7 +66,16 @@ evictionHard:
 # The sandbox has no separate kubepods limit to guard.
 enforceNodeAllocatable: []
 evictionPressureTransitionPeriod: 5s
+observe:
+  cgroupDriver: cgroupfs
+  podCgroupRoot: kubepods
+  kubeletRootDir: ${scratchDir}
+  imageFsPath: ${scratchDir}
+  podLogsDir: ${scratchDir}
+notifier:
+  mode: memcg-v1
 `;
+}
 
 function demoPods(leakBytesPerSecond: number): DemoPod[] {
   const pod = (name: string, namespace: string, options: { priority?: number; memoryRequest?: string; annotations?: Record<string, string>; qos: string }): Pod => ({
@@ -117,14 +129,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     // The API stand-in and this node.
     standIn = await startApiStandIn();
     standIn.setNode({ apiVersion: 'v1', kind: 'Node', metadata: { name: NODE_NAME } });
-    const pods = demoPods(options.leakMiBPerSecond * Mi);
     const processes = new Map<string, ChildProcess>();
-    for (const { pod, plan, role } of pods) {
-      // The API server assigns the UID; the pod's cgroup is named after it, as the kubelet does.
-      const uid = standIn.createPod(pod).metadata.uid ?? '';
-      processes.set(uid, node.startPod(uid, `${pod.metadata.name ?? ''}0123456789abcdef`, 'main', plan));
-      print(`pod ${podKey(pod).padEnd(24)} started: ${role}`);
-    }
 
     // The stand-in kubelet: a pod marked for deletion has its processes killed, then goes.
     const api = standIn;
@@ -137,31 +142,41 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       }
     }, 100);
 
-    // The agent, with its real loop; the adapters are wrapped only to print the timeline.
-    const adapters = useCgroups ? (node as SandboxNode).adapters(systemClock, silentLogger, scratchDir) : (node as SimulatedNode).adapters();
-    const client = await connect({ kubeconfigYaml: kubeconfigFor(standIn), nodeName: NODE_NAME, clock: systemClock, logger: silentLogger });
+    // The agent, with its real loop and the real composition; the adapters are wrapped only to
+    // print the timeline.
     const onNotified = (atMs: number): void => {
       notifiedAtMs ??= atMs;
     };
     const onActed = (): void => {
       if (notifiedAtMs !== null && reactionMs === null) reactionMs = Date.now() - notifiedAtMs;
     };
-    agent = await startAgent(
-      { config: parseConfigText(DEMO_CONFIG, 'demo'), nodeName: NODE_NAME, reload: null, serverPort: 0 },
-      {
-        cluster: client.clusterView(),
-        actions: printingActions(client.podActions(), print, onActed),
-        events: client.eventRecorder('kube-eviction-agent'),
-        nodeReporter: client.nodeReporter(),
-        observer: adapters.observer,
-        notifier: printingNotifier(adapters.notifier, print, onNotified),
-        terminator: printingTerminator(adapters.terminator, print, onActed),
-        clock: systemClock,
-        logger: silentLogger,
+    agent = await startNodeAgent({
+      config: parseConfigText(demoConfig(scratchDir), 'demo'),
+      nodeName: NODE_NAME,
+      cluster: { kubeconfigYaml: kubeconfigFor(standIn) },
+      reload: null,
+      serverPort: 0,
+      clock: systemClock,
+      logger: silentLogger,
+      // Real cgroups: the host's own adapters, with the sandbox cgroup as the node.
+      ...(node instanceof SandboxNode ? { nodeCgroup: node.name } : { nodeSide: node.adapters() }),
+      decorate: (deps) => ({
+        ...deps,
+        actions: printingActions(deps.actions, print, onActed),
+        notifier: printingNotifier(deps.notifier, print, onNotified),
+        terminator: printingTerminator(deps.terminator, print, onActed),
         onDecision: (result) => printDecision(result, print, evicted),
-      },
-    );
+      }),
+    });
     print(`agent running (metrics: http://127.0.0.1:${agent.opsPort ?? 0}/metrics)`);
+
+    // The pods start once the agent watches, so the race starts with the agent on the node.
+    for (const { pod, plan, role } of demoPods(options.leakMiBPerSecond * Mi)) {
+      // The API server assigns the UID; the pod's cgroup is named after it, as the kubelet does.
+      const uid = standIn.createPod(pod).metadata.uid ?? '';
+      processes.set(uid, node.startPod(uid, `${pod.metadata.name ?? ''}0123456789abcdef`, 'main', plan));
+      print(`pod ${podKey(pod).padEnd(24)} started: ${role}`);
+    }
 
     ticker = setInterval(() => {
       const used = node.usageBytes();

@@ -6,12 +6,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createPodTerminator } from '../act/pod-terminator.js';
-import type { Clock } from '../api/clock.js';
-import type { Logger } from '../api/logger.js';
-import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver } from '../daemon/ports.js';
-import { createMemoryThresholdNotifier } from '../notifier/create-memory-threshold-notifier.js';
-import { createCgroupObserver } from '../observe/cgroup-observer.js';
 
 export const MEMORY_ROOT = '/sys/fs/cgroup/memory';
 
@@ -81,19 +75,6 @@ export class SandboxNode {
     this.children.add(child);
     child.once('exit', () => this.children.delete(child));
     return child;
-  }
-
-  /**
-   * The real adapters, pointed at the sandbox: the cgroup observer and the memcg notifier treat
-   * the sandbox cgroup as the node. `scratchDir` stands in for the kubelet and runtime directories.
-   */
-  adapters(clock: Clock, logger: Logger, scratchDir: string): { observer: NodeObserver; notifier: MemoryThresholdNotifier; terminator: LocalTerminator } {
-    const common = { cgroupRoot: '/sys/fs/cgroup', cgroupDriver: 'cgroupfs' as const, clock, logger };
-    return {
-      observer: createCgroupObserver({ ...common, nodeCgroup: this.name, podCgroupRoot: 'kubepods', kubeletRootDir: scratchDir, imageFsPath: scratchDir, podLogsDir: scratchDir, nodeName: 'demo-node' }),
-      notifier: createMemoryThresholdNotifier({ mode: 'memcg-v1', cgroupRoot: '/sys/fs/cgroup', nodeCgroup: this.name, podCgroupRoot: `${this.name}/kubepods`, clock, logger }),
-      terminator: createPodTerminator({ ...common, nodeCgroup: this.name, podCgroupRoot: 'kubepods' }),
-    };
   }
 
   /** The node cgroup's memory.usage_in_bytes. */

@@ -3,8 +3,9 @@
 // path that has vanished (the pod restarted under another QoS tier, or was removed) is forgotten
 // and searched for again.
 
+import type { CgroupDriver, CgroupDriverSetting } from '../api/agent-settings.js';
 import type { HostFs } from './host-fs.js';
-import { DEFAULT_POD_CGROUP_ROOT, driverForPodCgroupRoot, podCgroupPath, qosSearchOrder, type CgroupDriver } from './pod-cgroup-names.js';
+import { podCgroupPath, podCgroupRootCandidates, qosSearchOrder } from './pod-cgroup-names.js';
 import { readFailed, readOk, type ReadResult } from './read-result.js';
 
 export interface PodCgroupRoot {
@@ -18,36 +19,28 @@ export interface PodCgroupRoot {
 export class PodCgroupLocator {
   private root: PodCgroupRoot | undefined;
   private dirsByUid = new Map<string, string>();
+  private readonly candidates: readonly PodCgroupRoot[];
 
   /**
    * @param nodeDir the node cgroup in the memory hierarchy (the hierarchy root, or a sub-cgroup standing in for the node)
-   * @param podCgroupRoot the configured pod cgroup root, or undefined for the driver's default
+   * @param driver the configured cgroup driver; with `auto`, whichever candidate tree exists is taken
+   * @param podCgroupRoot the configured pod cgroup root (`observe.podCgroupRoot`)
    */
   constructor(
     private readonly fs: HostFs,
     private readonly nodeDir: string,
-    private readonly driver: CgroupDriver | 'auto',
-    private readonly podCgroupRoot: string | undefined,
-  ) {}
+    driver: CgroupDriverSetting,
+    podCgroupRoot: string,
+  ) {
+    this.candidates = podCgroupRootCandidates(podCgroupRoot, driver).map((c) => ({ dir: `${nodeDir}/${c.relativePath}`, ...c }));
+  }
 
-  /** The kubepods cgroup; with driver `auto` and no configured root, whichever default tree exists. */
+  /** The kubepods cgroup: the first candidate that exists, found once and then remembered. */
   podCgroupRootDir(): ReadResult<PodCgroupRoot> {
     if (this.root !== undefined) return readOk(this.root);
-    const candidates: PodCgroupRoot[] = [];
-    if (this.podCgroupRoot !== undefined) {
-      const relativePath = this.podCgroupRoot.replace(/^\/+|\/+$/g, '');
-      const driver = this.driver === 'auto' ? driverForPodCgroupRoot(relativePath) : this.driver;
-      candidates.push({ dir: `${this.nodeDir}/${relativePath}`, relativePath, driver });
-    } else {
-      const drivers: CgroupDriver[] = this.driver === 'auto' ? ['systemd', 'cgroupfs'] : [this.driver];
-      for (const driver of drivers) {
-        const relativePath = DEFAULT_POD_CGROUP_ROOT[driver];
-        candidates.push({ dir: `${this.nodeDir}/${relativePath}`, relativePath, driver });
-      }
-    }
-    const found = candidates.find((candidate) => this.fs.exists(candidate.dir));
+    const found = this.candidates.find((candidate) => this.fs.exists(candidate.dir));
     if (found === undefined) {
-      return readFailed(`no pod cgroup root found (looked for ${candidates.map((c) => c.dir).join(', ')})`, true);
+      return readFailed(`no pod cgroup root found (looked for ${this.candidates.map((c) => c.dir).join(', ')})`, true);
     }
     this.root = found;
     return readOk(found);
@@ -79,3 +72,16 @@ export class PodCgroupLocator {
     for (const uid of this.dirsByUid.keys()) if (!uids.has(uid)) this.dirsByUid.delete(uid);
   }
 }
+
+/**
+ * The pod cgroup root to watch now, relative to the node cgroup: the first candidate whose
+ * cgroup exists in the v1 memory hierarchy or the v2 one (under `cgroupRoot`, host-resolved), else
+ * the last candidate (the cgroupfs form), which the kubelet may yet create.
+ */
+export function resolvePodCgroupRoot(fs: HostFs, cgroupRoot: string, nodeCgroup: string, driver: CgroupDriverSetting, podCgroupRoot: string): string {
+  const candidates = podCgroupRootCandidates(podCgroupRoot, driver);
+  const hierarchies = [`${cgroupRoot}/memory`, cgroupRoot].map((root) => (nodeCgroup === '' ? root : `${root}/${nodeCgroup}`));
+  const found = candidates.find((c) => hierarchies.some((dir) => fs.exists(`${dir}/${c.relativePath}/cgroup.procs`)));
+  return (found ?? candidates[candidates.length - 1] ?? { relativePath: podCgroupRoot }).relativePath;
+}
+

@@ -4,16 +4,50 @@
 // (`kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid>.slice`), and since `-` is the
 // separator systemd escapes the UID's dashes as `_`.
 
-/** The kubelet's `--cgroup-driver`; `auto` means whichever tree exists on the node. */
-export type CgroupDriver = 'cgroupfs' | 'systemd';
+import type { CgroupDriver, CgroupDriverSetting } from '../api/agent-settings.js';
 
 export type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
 
-/** The default pod cgroup root for each driver (kubelet `PodCgroupRoot` with `--cgroup-root=/`). */
-export const DEFAULT_POD_CGROUP_ROOT: Readonly<Record<CgroupDriver, string>> = Object.freeze({
-  cgroupfs: 'kubepods',
-  systemd: 'kubepods.slice',
-});
+/** A pod cgroup root to look for, and the driver that names the pods under it. */
+export interface PodCgroupRootCandidate {
+  /** Relative to the node cgroup (`kubepods`, `kubepods.slice`). */
+  readonly relativePath: string;
+  readonly driver: CgroupDriver;
+}
+
+/**
+ * The pods' parent cgroup for a cgroup driver, as the kubelet names it: unchanged for cgroupfs;
+ * for systemd, each path component becomes a slice nested in its parent's (`kubepods` ->
+ * `kubepods.slice`, `a/kubepods` -> `a.slice/a-kubepods.slice`, dashes in names escaped to `_`),
+ * and a name already in slice form is kept.
+ */
+export function podCgroupRootForDriver(podCgroupRoot: string, driver: CgroupDriver): string {
+  if (driver === 'cgroupfs') return podCgroupRoot;
+  const parts = podCgroupRoot.split('/').filter((p) => p !== '');
+  if (parts.length === 0 || parts.some((p) => p.endsWith('.slice'))) return podCgroupRoot;
+  const slices: string[] = [];
+  let prefix = '';
+  for (const part of parts) {
+    const escaped = part.replaceAll('-', '_');
+    prefix = prefix === '' ? escaped : `${prefix}-${escaped}`;
+    slices.push(`${prefix}.slice`);
+  }
+  return slices.join('/');
+}
+
+/**
+ * Where to look for the pod cgroup root, in order. A known driver names one place; with `auto`,
+ * the systemd form first and then the cgroupfs one (a root written in slice form is systemd's).
+ */
+export function podCgroupRootCandidates(podCgroupRoot: string, driver: CgroupDriverSetting): PodCgroupRootCandidate[] {
+  const relativePath = podCgroupRoot.replace(/^\/+|\/+$/g, '');
+  if (driver !== 'auto') return [{ relativePath: podCgroupRootForDriver(relativePath, driver), driver }];
+  if (driverForPodCgroupRoot(relativePath) === 'systemd') return [{ relativePath, driver: 'systemd' }];
+  return [
+    { relativePath: podCgroupRootForDriver(relativePath, 'systemd'), driver: 'systemd' },
+    { relativePath, driver: 'cgroupfs' },
+  ];
+}
 
 /** A pod UID as a systemd unit name part: `-` is systemd's hierarchy separator, so it becomes `_`. */
 export function escapeSystemdUid(uid: string): string {

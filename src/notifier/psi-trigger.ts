@@ -3,11 +3,9 @@
 // reports EPOLLPRI on that descriptor when tasks stalled on memory for at least the stall time within
 // a window, at most once per window. Closing the descriptor removes the trigger.
 
+import { PSI_MAX_WINDOW_MS, PSI_MIN_WINDOW_MS } from '../api/agent-settings.js';
 import type { FileFd, NativeEvents } from '../../native/native-events.js';
 
-/** The kernel's bounds on a trigger window (kernel/sched/psi.c: 500 ms to 10 s). */
-export const PSI_MIN_WINDOW_MS = 500;
-export const PSI_MAX_WINDOW_MS = 10_000;
 /**
  * Without CAP_SYS_RESOURCE the kernel (6.5 and later) accepts only windows that are a multiple of
  * 2 s, and checks such triggers at its 2 s averaging period instead of polling them.

@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
+import type { ObserveSettings } from '../api/agent-settings.js';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import type { Pod } from '../api/pod.js';
@@ -18,19 +19,17 @@ import { describeError } from '../host/read-result.js';
 import { filesystemLayoutFromSummary } from './filesystem-layout.js';
 import { ProblemLog } from './problem-log.js';
 
-export interface KubeletSummaryObserverOptions {
-  /** The kubelet's base URL (`https://127.0.0.1:10250`); `/stats/summary` is appended. */
-  readonly url: string;
-  /** A file holding the bearer token; none is sent when absent. */
-  readonly tokenFile?: string;
-  /** Skips TLS verification (the kubelet's serving certificate is often self-signed). */
-  readonly insecureSkipVerify: boolean;
+/** What only the caller knows: the request bound, a CA bundle, the clock and the logger. */
+export interface KubeletSummaryObserverContext {
+  readonly timeoutMs: number;
   /** A PEM bundle to verify the kubelet's certificate with. */
   readonly caFile?: string;
-  readonly timeoutMs: number;
   readonly clock: Clock;
   readonly logger: Logger;
 }
+
+/** The settings it reads: the kubelet's URL, the bearer token's file, and whether to skip TLS verification. */
+export type KubeletSummarySettings = Pick<ObserveSettings, 'kubeletUrl' | 'kubeletTokenFile' | 'kubeletInsecureSkipVerify'>;
 
 export interface KubeletSummaryObserver extends NodeObserver {
   /** The problems of the latest observation. */
@@ -40,10 +39,11 @@ export interface KubeletSummaryObserver extends NodeObserver {
 // A summary for 110 pods is well under a megabyte; anything this large is not a summary.
 const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
-export function createKubeletSummaryObserver(options: KubeletSummaryObserverOptions): KubeletSummaryObserver {
-  const logger = options.logger.child({ component: 'kubelet-summary-client' });
+/** The observer for the compiled `observe` settings, as they are (`/stats/summary` under `kubeletUrl`). */
+export function createKubeletSummaryObserver(settings: KubeletSummarySettings, context: KubeletSummaryObserverContext): KubeletSummaryObserver {
+  const logger = context.logger.child({ component: 'kubelet-summary-client' });
   const problemLog = new ProblemLog(logger);
-  const summaryUrl = new URL(`${options.url.replace(/\/+$/, '')}/stats/summary`);
+  const summaryUrl = new URL(`${settings.kubeletUrl.replace(/\/+$/, '')}/stats/summary`);
   const transport = summaryUrl.protocol === 'https:' ? https : http;
 
   async function readOptional(path: string | undefined, what: string): Promise<string | undefined> {
@@ -63,10 +63,10 @@ export function createKubeletSummaryObserver(options: KubeletSummaryObserverOpti
       const request = transport.request(summaryUrl, {
         method: 'GET',
         headers,
-        ...(summaryUrl.protocol === 'https:' ? { rejectUnauthorized: !options.insecureSkipVerify, ...(ca === undefined ? {} : { ca }) } : {}),
+        ...(summaryUrl.protocol === 'https:' ? { rejectUnauthorized: !settings.kubeletInsecureSkipVerify, ...(ca === undefined ? {} : { ca }) } : {}),
       });
-      const cancelTimeout = options.clock.after(options.timeoutMs, () => {
-        request.destroy(new Error(`no response within ${options.timeoutMs} ms`));
+      const cancelTimeout = context.clock.after(context.timeoutMs, () => {
+        request.destroy(new Error(`no response within ${context.timeoutMs} ms`));
       });
       const fail = (error: unknown): void => {
         cancelTimeout();
@@ -101,8 +101,8 @@ export function createKubeletSummaryObserver(options: KubeletSummaryObserverOpti
 
   async function observe(_pods: readonly Pod[]): Promise<Observation> {
     problemLog.begin();
-    const token = (await readOptional(options.tokenFile, 'token file'))?.trim();
-    const ca = await readOptional(options.caFile, 'CA file');
+    const token = (await readOptional(settings.kubeletTokenFile, 'token file'))?.trim();
+    const ca = await readOptional(context.caFile, 'CA file');
     let document: unknown;
     try {
       document = JSON.parse(await get(token, ca));

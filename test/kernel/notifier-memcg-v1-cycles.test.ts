@@ -6,15 +6,16 @@
 
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { FakeClock } from '../fakes/fake-clock.js';
+import { notifierSettings } from '../fixtures/settings.js';
+import { CgroupSandbox, cgroupV1Unavailable } from '../helpers/cgroup-sandbox.js';
+import { openFds } from '../helpers/open-fds.js';
 import { silentLogger } from '../../src/api/logger.js';
 import { parseQuantity } from '../../src/api/quantity.js';
 import type { Summary } from '../../src/api/summary.js';
 import type { Threshold } from '../../src/api/threshold.js';
 import { createMemoryThresholdNotifier } from '../../src/notifier/create-memory-threshold-notifier.js';
 import type { MemcgV1Notifier } from '../../src/notifier/memcg-v1-notifier.js';
-import { FakeClock } from '../fakes/fake-clock.js';
-import { CgroupSandbox, cgroupV1Unavailable } from '../helpers/cgroup-sandbox.js';
-import { openFds } from '../helpers/open-fds.js';
 
 const CGROUP_ROOT = '/sys/fs/cgroup';
 const MI = 1n << 20n;
@@ -57,7 +58,7 @@ maybe('MemcgV1Notifier soak (root, cgroup v1)', () => {
     ];
     const baselineFds = openFds();
     const clock = new FakeClock();
-    notifier = createMemoryThresholdNotifier({ mode: 'memcg-v1', cgroupRoot: CGROUP_ROOT, nodeCgroup: node, podCgroupRoot: `${node}/kubepods`, clock, logger: silentLogger }) as MemcgV1Notifier;
+    notifier = createMemoryThresholdNotifier(notifierSettings({ mode: 'memcg-v1' }), { cgroupRoot: CGROUP_ROOT, nodeCgroup: node, podCgroupRoot: `${node}/kubepods`, procRoot: '/proc', clock, logger: silentLogger }) as MemcgV1Notifier;
     const armed = notifier;
     armed.start(() => {});
     // Each round re-arms all four thresholds at new values: four registrations made, four removed.

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { FakeClock } from '../fakes/fake-clock.js';
+import { notifierSettings } from '../fixtures/settings.js';
 import { CgroupSandbox, cgroupV1Unavailable } from '../helpers/cgroup-sandbox.js';
 import { openFds } from '../helpers/open-fds.js';
 import { silentLogger } from '../../src/api/logger.js';
@@ -146,11 +147,11 @@ maybe('MemcgV1Notifier on the kernel (root, cgroup v1)', () => {
 
   /** A notifier whose node is the sandbox's top cgroup and whose kubepods is `<top>/kubepods`. */
   const newNotifier = (sandbox: CgroupSandbox, clock = new FakeClock()): MemcgV1Notifier => {
-    const notifier = createMemoryThresholdNotifier({
-      mode: 'memcg-v1',
+    const notifier = createMemoryThresholdNotifier(notifierSettings({ mode: 'memcg-v1' }), {
       cgroupRoot: CGROUP_ROOT,
       nodeCgroup: sandbox.name,
       podCgroupRoot: `${sandbox.name}/kubepods`,
+      procRoot: '/proc',
       clock,
       logger: silentLogger,
     }) as MemcgV1Notifier;

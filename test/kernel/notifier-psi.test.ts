@@ -8,15 +8,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { notifierSettings } from '../fixtures/settings.js';
 import { CgroupSandbox, cgroupV1Unavailable } from '../helpers/cgroup-sandbox.js';
 import { openFds } from '../helpers/open-fds.js';
 import { createLibcNativeEvents } from '../../native/libc-native-events.js';
+import type { NotifierSettings } from '../../src/api/agent-settings.js';
 import { systemClock } from '../../src/api/clock.js';
 import { silentLogger } from '../../src/api/logger.js';
 import { parseQuantity } from '../../src/api/quantity.js';
 import type { Threshold } from '../../src/api/threshold.js';
 import type { NotifierEvent } from '../../src/daemon/ports.js';
-import { createMemoryThresholdNotifier, type MemoryThresholdNotifierOptions } from '../../src/notifier/create-memory-threshold-notifier.js';
+import { createMemoryThresholdNotifier, type NotifierContext } from '../../src/notifier/create-memory-threshold-notifier.js';
 import type { PsiNotifier } from '../../src/notifier/psi-notifier.js';
 
 const PROC_PRESSURE = '/proc/pressure/memory';
@@ -59,8 +61,16 @@ function someStallTotalUs(): number {
   return Number(/^some .* total=(\d+)$/m.exec(readFileSync(PROC_PRESSURE, 'utf8'))?.[1] ?? 0);
 }
 
-function psiNotifier(options: Partial<MemoryThresholdNotifierOptions>): PsiNotifier {
-  return createMemoryThresholdNotifier({ mode: 'psi', cgroupRoot: scratch, nodeCgroup: '', procRoot: '/proc', clock: systemClock, logger: silentLogger, ...options }) as PsiNotifier;
+function psiNotifier(settings: Partial<NotifierSettings>, context: Partial<NotifierContext> = {}): PsiNotifier {
+  return createMemoryThresholdNotifier(notifierSettings({ mode: 'psi', ...settings }), {
+    cgroupRoot: scratch,
+    nodeCgroup: '',
+    podCgroupRoot: 'kubepods',
+    procRoot: '/proc',
+    clock: systemClock,
+    logger: silentLogger,
+    ...context,
+  }) as PsiNotifier;
 }
 
 const skip = pressureSkipReason();
@@ -161,7 +171,7 @@ describe('the PSI fast check on a real clock against fixture files', () => {
     };
     writeMemory(2 * GI, 0);
     // The fixture cgroup has no memory.pressure: its PSI trigger fails and is reported; the fast check goes on.
-    const notifier = psiNotifier({ cgroupRoot: root, nodeCgroup: 'kea-node', fastCheckIntervalMs: 20 });
+    const notifier = psiNotifier({ fastCheckIntervalMs: 20 }, { cgroupRoot: root, nodeCgroup: 'kea-node' });
     const events: { description: string; atMs: number }[] = [];
     let onNext: () => void = () => {};
     notifier.start((event) => {

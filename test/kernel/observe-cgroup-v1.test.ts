@@ -5,12 +5,13 @@
 
 import { readdirSync, readFileSync, readlinkSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Pod } from '../../src/api/pod.js';
-import type { Summary } from '../../src/api/summary.js';
+import { observeSettings } from '../fixtures/settings.js';
+import { CgroupSandbox, cgroupV1Unavailable } from '../helpers/cgroup-sandbox.js';
 import { systemClock } from '../../src/api/clock.js';
 import { silentLogger } from '../../src/api/logger.js';
+import type { Pod } from '../../src/api/pod.js';
+import type { Summary } from '../../src/api/summary.js';
 import { createCgroupObserver, type CgroupObserver } from '../../src/observe/cgroup-observer.js';
-import { CgroupSandbox, cgroupV1Unavailable } from '../helpers/cgroup-sandbox.js';
 
 const MiB = 1024 * 1024;
 // Both reads happen within microseconds of each other on idle processes; the slack covers the
@@ -100,7 +101,7 @@ for (const layout of layouts) {
     beforeAll(async () => {
       if (unavailable !== null) return;
       sandbox = await CgroupSandbox.create({ limitBytes: NODE_LIMIT_BYTES });
-      observer = createCgroupObserver({ clock: systemClock, logger: silentLogger, nodeCgroup: sandbox.name, cgroupDriver: layout.driver, processCountIntervalMs: 0 });
+      observer = createCgroupObserver(observeSettings({ cgroupDriver: layout.driver }), { clock: systemClock, logger: silentLogger, nodeCgroup: sandbox.name, processCountIntervalMs: 0 });
       sandbox.mkdir(layout.kubepods);
       sandbox.setLimit(layout.kubepods, PODS_LIMIT_BYTES);
       await Promise.all([
@@ -216,7 +217,7 @@ for (const layout of layouts) {
 describe('the real root memory cgroup (root, cgroup v1)', () => {
   test('node memory capacity is MemTotal and the working set is the kernel root one (root, cgroup v1)', async () => {
     if (unavailable !== null) return void console.log(`skipped: ${unavailable}`);
-    const observer = createCgroupObserver({ clock: systemClock, logger: silentLogger });
+    const observer = createCgroupObserver(observeSettings(), { clock: systemClock, logger: silentLogger, processCountIntervalMs: 0 });
     const { summary } = await observer.observe([]);
     const memTotalBytes = Number(/^MemTotal:\s+(\d+) kB$/m.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1]) * 1024;
     const kernelBytes = kernelWorkingSetBytes('/sys/fs/cgroup/memory');

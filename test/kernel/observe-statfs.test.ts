@@ -6,10 +6,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Pod } from '../../src/api/pod.js';
-import { silentLogger } from '../../src/api/logger.js';
-import { createCgroupObserver } from '../../src/observe/cgroup-observer.js';
 import { FakeClock } from '../fakes/fake-clock.js';
+import { observeSettings } from '../fixtures/settings.js';
+import { silentLogger } from '../../src/api/logger.js';
+import type { Pod } from '../../src/api/pod.js';
+import { createCgroupObserver } from '../../src/observe/cgroup-observer.js';
 
 const MiB = 1024 * 1024;
 
@@ -71,7 +72,7 @@ function skipped(): boolean {
 }
 
 function observer(containerFsPath?: string, imageFsPath = '/var/lib/containerd') {
-  return createCgroupObserver({ hostRoot, clock: new FakeClock(), logger: silentLogger, imageFsPath, ...(containerFsPath === undefined ? {} : { containerFsPath }) });
+  return createCgroupObserver(observeSettings({ hostRoot, imageFsPath, ...(containerFsPath === undefined ? {} : { containerFsPath }) }), { clock: new FakeClock(), logger: silentLogger, processCountIntervalMs: 0 });
 }
 
 test('an empty tmpfs reports its exact size and inode limit (root, tmpfs)', async () => {

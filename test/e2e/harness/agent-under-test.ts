@@ -1,24 +1,19 @@
-// The agent as the end-to-end tests run it: `startAgent` with the product's real adapters, the
-// API client from `connect({ kubeconfigYaml })` with the ServiceAccount token of
-// deploy/daemonset.yaml, and the real cgroup observer, memcg v1 notifier and pod terminator:
-// pointed at a node sandbox instead of the machine's root cgroup, or, on a real node, wired from the
-// configuration's `observe` paths exactly as `run` wires them. Without either (a test that needs no
-// memory, on a machine without root) the node side is a quiet stand-in. A timeline can wrap the
-// ports to see where a reaction's time goes.
+// The agent as the end-to-end tests run it: the product's composition root (startNodeAgent) with
+// the ServiceAccount token of deploy/daemonset.yaml, and the real cgroup observer, memcg v1
+// notifier and pod terminator: pointed at a node sandbox instead of the machine's root cgroup, or,
+// on a real node, wired from the configuration's `observe` paths exactly as `run` wires them.
+// Without either (a test that needs no memory, on a machine without root) the node side is a
+// quiet stand-in. A timeline can wrap the ports to see where a reaction's time goes.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPodTerminator } from '../../../src/act/pod-terminator.js';
 import { systemClock } from '../../../src/api/clock.js';
-import { nodeAdapters } from '../../../src/cli/run.js';
+import { startNodeAgent } from '../../../src/compose/agent.js';
 import { parseConfigText } from '../../../src/config/load.js';
 import type { LoadedConfig } from '../../../src/config/types.js';
-import { startAgent, type AgentDeps, type RunningAgent } from '../../../src/daemon/agent.js';
-import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver } from '../../../src/daemon/ports.js';
-import { connect, type ClusterViewHandle } from '../../../src/kube/index.js';
-import { createMemoryThresholdNotifier } from '../../../src/notifier/create-memory-threshold-notifier.js';
-import { createCgroupObserver } from '../../../src/observe/cgroup-observer.js';
+import type { RunningAgent } from '../../../src/daemon/agent.js';
+import type { ClusterView, LocalTerminator, NodeObserver } from '../../../src/daemon/ports.js';
 import type { ControlPlane } from './control-plane.js';
 import { kubeconfigYaml } from './kubeconfig.js';
 import { MemoryLogger } from './memory-logger.js';
@@ -47,13 +42,22 @@ export interface AgentUnderTest {
   readonly agent: RunningAgent;
   readonly config: LoadedConfig;
   /** The agent's pod and node view (what its watches hold). */
-  readonly cluster: ClusterViewHandle;
+  readonly cluster: ClusterView;
   readonly log: MemoryLogger;
   /** The agent's /metrics text. */
   metrics(): Promise<string>;
   /** One metric's value (the sum over label sets matching `labels`), 0 when absent. */
   metric(name: string, labels?: Readonly<Record<string, string>>): Promise<number>;
   stop(): Promise<void>;
+}
+
+// The node's paths and cgroups in the settings: the sandbox's cgroupfs tree, scratch directories
+// for the kubelet's and the runtime's, and the memcg v1 notifier only where there is a node.
+function sandboxed(config: LoadedConfig, scratchDir: string | null): LoadedConfig {
+  const paths = scratchDir === null ? {} : { kubeletRootDir: scratchDir, imageFsPath: scratchDir, containerFsPath: scratchDir, podLogsDir: scratchDir };
+  const observe = { ...config.agent.observe, cgroupDriver: 'cgroupfs' as const, podCgroupRoot: POD_CGROUP_ROOT, ...paths };
+  const notifier = { ...config.agent.notifier, mode: scratchDir === null ? ('disabled' as const) : ('memcg-v1' as const) };
+  return { ...config, agent: { ...config.agent, observe, notifier } };
 }
 
 // Stand-ins for a test that needs no node memory at all.
@@ -66,56 +70,40 @@ export async function startAgentUnderTest(options: AgentUnderTestOptions): Promi
   const log = MemoryLogger.create();
   const logger = log.child({ node: options.nodeName });
   const clock = systemClock;
-  const config = parseConfigText(options.configYaml, 'e2e-agent.yaml');
+  const { node, timeline } = options;
+  const realNode = options.realNode === true;
   // With a sandbox, disk observation reads here instead of the machine's /var/lib/kubelet.
-  const emptyDir = options.realNode !== true && options.node !== undefined ? mkdtempSync(join(tmpdir(), 'kea-e2e-agent-')) : null;
-  const { node } = options;
-  let observer: NodeObserver = quietObserver;
-  let notifier: MemoryThresholdNotifier;
-  let terminator: LocalTerminator = noTerminator;
-  if (options.realNode === true) {
-    ({ observer, notifier, terminator } = nodeAdapters(config, options.nodeName, clock, logger));
-  } else if (node !== undefined && emptyDir !== null) {
-    observer = createCgroupObserver({
-      hostRoot: '/',
-      cgroupRoot: CGROUP_ROOT,
-      procRoot: '/proc',
-      kubeletRootDir: emptyDir,
-      imageFsPath: emptyDir,
-      podLogsDir: emptyDir,
-      cgroupDriver: 'cgroupfs',
-      podCgroupRoot: POD_CGROUP_ROOT,
-      nodeCgroup: node.nodeCgroup,
-      nodeName: options.nodeName,
-      clock,
-      logger,
-    });
-    notifier = createMemoryThresholdNotifier({ mode: 'memcg-v1', cgroupRoot: CGROUP_ROOT, nodeCgroup: node.nodeCgroup, podCgroupRoot: `${node.nodeCgroup}/${POD_CGROUP_ROOT}`, clock, logger });
-    terminator = createPodTerminator({ cgroupRoot: CGROUP_ROOT, nodeCgroup: node.nodeCgroup, cgroupDriver: 'cgroupfs', podCgroupRoot: POD_CGROUP_ROOT, clock, logger });
-  } else {
-    notifier = createMemoryThresholdNotifier({ mode: 'disabled', clock, logger });
-  }
-
-  const client = await connect({
-    kubeconfigYaml: kubeconfigYaml({ server: options.plane.url, caPem: options.plane.caPem, token: options.token, user: 'kube-eviction-agent' }),
+  const emptyDir = !realNode && node !== undefined ? mkdtempSync(join(tmpdir(), 'kea-e2e-agent-')) : null;
+  const parsed = parseConfigText(options.configYaml, 'e2e-agent.yaml');
+  const config = realNode ? parsed : sandboxed(parsed, emptyDir);
+  // The agent's own view of the cluster, as the composition root built it.
+  const seen: { cluster?: ClusterView } = {};
+  const agent = await startNodeAgent({
+    config,
     nodeName: options.nodeName,
-    logger,
+    cluster: { kubeconfigYaml: kubeconfigYaml({ server: options.plane.url, caPem: options.plane.caPem, token: options.token, user: 'kube-eviction-agent' }) },
+    reload: null,
+    serverPort: 0,
     clock,
+    logger,
+    // A real node's adapters come from the configuration as they are; a sandbox is the node for
+    // the real cgroup observer, memcg v1 notifier and terminator; otherwise quiet stand-ins.
+    ...(realNode ? {} : node !== undefined ? { nodeCgroup: node.nodeCgroup } : { nodeSide: { observer: quietObserver, terminator: noTerminator } }),
+    decorate: (deps) => {
+      seen.cluster = deps.cluster;
+      if (timeline === undefined) return deps;
+      return {
+        ...deps,
+        actions: timeline.actions(deps.actions),
+        events: timeline.events(deps.events),
+        observer: timeline.observer(deps.observer),
+        notifier: timeline.notifier(deps.notifier),
+        terminator: timeline.terminator(deps.terminator),
+      };
+    },
   });
-  const cluster = client.clusterView();
-  const { timeline } = options;
-  const deps: AgentDeps = {
-    cluster,
-    actions: timeline?.actions(client.podActions()) ?? client.podActions(),
-    events: timeline?.events(client.eventRecorder('kube-eviction-agent')) ?? client.eventRecorder('kube-eviction-agent'),
-    nodeReporter: client.nodeReporter(),
-    observer: timeline?.observer(observer) ?? observer,
-    notifier: timeline?.notifier(notifier) ?? notifier,
-    terminator: timeline?.terminator(terminator) ?? terminator,
-    clock,
-    logger,
-  };
-  const agent = await startAgent({ config, nodeName: options.nodeName, reload: null, serverPort: 0 }, deps);
+  const view = seen.cluster;
+  if (view === undefined) throw new Error('the agent started without a cluster view');
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
@@ -124,7 +112,7 @@ export async function startAgentUnderTest(options: AgentUnderTestOptions): Promi
     if (emptyDir !== null) rmSync(emptyDir, { recursive: true, force: true });
   };
   try {
-    await waitFor(() => cluster.synced, { what: 'the agent\'s pod and node watches to sync', timeoutMs: 30_000, detail: () => log.tail(20) });
+    await waitFor(() => view.synced, { what: 'the agent\'s pod and node watches to sync', timeoutMs: 30_000, detail: () => log.tail(20) });
   } catch (err) {
     await stop();
     throw err;
@@ -133,7 +121,7 @@ export async function startAgentUnderTest(options: AgentUnderTestOptions): Promi
   return {
     agent,
     config,
-    cluster,
+    cluster: view,
     log,
     metrics,
     async metric(name, labels = {}) {

@@ -3,9 +3,9 @@
 // its field path.
 
 import { join } from 'node:path';
-import { defaultAgentSettings, podCgroupRootForDriver } from '../../../src/config/defaults.js';
+import type { AgentSettings } from '../../../src/api/agent-settings.js';
+import { defaultAgentSettings } from '../../../src/config/defaults.js';
 import { loadConfigFile, parseConfigText } from '../../../src/config/load.js';
-import type { AgentSettings } from '../../../src/config/types.js';
 import { ConfigError, type ConfigProblem } from '../../../src/errors.js';
 
 const FIXTURES = new URL('../../fixtures/config/', import.meta.url).pathname;
@@ -198,6 +198,22 @@ describe('agent settings: bad values', () => {
       text: 'notifier:\n  psiStallThreshold: 2s\n',
       problems: [{ field: 'notifier.psiStallThreshold', line: 2, message: 'must not exceed notifier.psiWindow (1000ms): 2000ms' }],
     },
+    // What the kernel and the timers accept, said at load time rather than found at arming.
+    { name: 'psi-window-below-the-kernel-minimum', text: 'notifier:\n  psiWindow: 499ms\n', problems: [{ field: 'notifier.psiWindow', line: 2 }] },
+    { name: 'psi-window-not-whole-milliseconds', text: 'notifier:\n  psiWindow: 500500us\n', problems: [{ field: 'notifier.psiWindow', line: 2, message: 'must be a whole number of milliseconds: 500.5ms' }] },
+    { name: 'psi-stall-zero', text: 'notifier:\n  psiStallThreshold: 0s\n', problems: [{ field: 'notifier.psiStallThreshold', message: 'must be positive: 0s' }] },
+    {
+      name: 'psi-stall-below-a-microsecond',
+      text: 'notifier:\n  psiStallThreshold: 100ns\n',
+      problems: [{ field: 'notifier.psiStallThreshold', line: 2, message: "must be a whole number of microseconds (the kernel's unit): 0.0001ms" }],
+    },
+    { name: 'fast-check-zero', text: 'notifier:\n  fastCheckInterval: 0s\n', problems: [{ field: 'notifier.fastCheckInterval', message: 'must be positive: 0s' }] },
+    { name: 'fast-check-not-whole-milliseconds', text: 'notifier:\n  fastCheckInterval: 1500us\n', problems: [{ field: 'notifier.fastCheckInterval', line: 2, message: 'must be a whole number of milliseconds: 1.5ms' }] },
+    {
+      name: 'pod-cgroup-root-outside-the-hierarchy',
+      text: 'observe:\n  podCgroupRoot: kubepods/../../x\n',
+      problems: [{ field: 'observe.podCgroupRoot', line: 2, message: 'must be a cgroup path inside the hierarchy (no ".."): "kubepods/../../x"' }],
+    },
     {
       name: 'taint-effect-no-execute',
       text: 'reporting:\n  taint:\n    effect: NoExecute\n',
@@ -221,18 +237,6 @@ describe('agent settings: bad values', () => {
   }
 });
 
-describe('podCgroupRootForDriver', () => {
-  const cases: { name: string; root: string; driver: 'cgroupfs' | 'systemd'; expected: string }[] = [
-    { name: 'cgroupfs-unchanged', root: 'kubepods', driver: 'cgroupfs', expected: 'kubepods' },
-    { name: 'systemd-single', root: 'kubepods', driver: 'systemd', expected: 'kubepods.slice' },
-    { name: 'systemd-leading-slash', root: '/kubepods', driver: 'systemd', expected: 'kubepods.slice' },
-    { name: 'systemd-nested', root: 'a/kubepods', driver: 'systemd', expected: 'a.slice/a-kubepods.slice' },
-    { name: 'systemd-dash-escaped', root: 'my-pods', driver: 'systemd', expected: 'my_pods.slice' },
-    { name: 'systemd-already-a-slice', root: 'kubepods.slice', driver: 'systemd', expected: 'kubepods.slice' },
-  ];
-  for (const tc of cases) {
-    test(tc.name, () => {
-      expect(podCgroupRootForDriver(tc.root, tc.driver)).toBe(tc.expected);
-    });
-  }
+test('a stall of whole microseconds despite binary fractions is accepted', () => {
+  expect(agent('notifier:\n  psiStallThreshold: 1001us\n').notifier.psiStallThresholdMs).toBeCloseTo(1.001, 9);
 });

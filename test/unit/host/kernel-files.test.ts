@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { machineMemoryUsage, memTotalBytes, parseMeminfo } from '../../../src/host/meminfo.js';
 import { isMemoryUnlimited, parseCounter, parseMemoryLimit } from '../../../src/host/memory-limit.js';
 import { inactiveFileKey, memoryStatValue, parseMemoryStat, workingSetBytes } from '../../../src/host/memory-stat.js';
-import { driverForPodCgroupRoot, escapeSystemdUid, podCgroupPath, qosSearchOrder } from '../../../src/host/pod-cgroup-names.js';
+import { driverForPodCgroupRoot, escapeSystemdUid, podCgroupPath, podCgroupRootCandidates, podCgroupRootForDriver, qosSearchOrder } from '../../../src/host/pod-cgroup-names.js';
 
 const fixtures = new URL('../../fixtures/', import.meta.url).pathname;
 
@@ -130,4 +130,38 @@ describe('pod cgroup naming', () => {
     expect(qosSearchOrder('Guaranteed')).toEqual(['Guaranteed', 'Burstable', 'BestEffort']);
     expect(qosSearchOrder(undefined)).toEqual(['Burstable', 'BestEffort', 'Guaranteed']);
   });
+});
+
+describe('podCgroupRootForDriver', () => {
+  const cases: { name: string; root: string; driver: 'cgroupfs' | 'systemd'; expected: string }[] = [
+    { name: 'cgroupfs-unchanged', root: 'kubepods', driver: 'cgroupfs', expected: 'kubepods' },
+    { name: 'systemd-single', root: 'kubepods', driver: 'systemd', expected: 'kubepods.slice' },
+    { name: 'systemd-leading-slash', root: '/kubepods', driver: 'systemd', expected: 'kubepods.slice' },
+    { name: 'systemd-nested', root: 'a/kubepods', driver: 'systemd', expected: 'a.slice/a-kubepods.slice' },
+    { name: 'systemd-dash-escaped', root: 'my-pods', driver: 'systemd', expected: 'my_pods.slice' },
+    { name: 'systemd-already-a-slice', root: 'kubepods.slice', driver: 'systemd', expected: 'kubepods.slice' },
+  ];
+  for (const tc of cases) {
+    test(tc.name, () => {
+      expect(podCgroupRootForDriver(tc.root, tc.driver)).toBe(tc.expected);
+    });
+  }
+});
+
+describe('podCgroupRootCandidates: where to look for the pods\' cgroups', () => {
+  const cases: { name: string; root: string; driver: 'auto' | 'cgroupfs' | 'systemd'; expected: { relativePath: string; driver: string }[] }[] = [
+    { name: 'cgroupfs-one-place', root: 'kubepods', driver: 'cgroupfs', expected: [{ relativePath: 'kubepods', driver: 'cgroupfs' }] },
+    { name: 'systemd-one-place-in-slice-form', root: 'kubepods', driver: 'systemd', expected: [{ relativePath: 'kubepods.slice', driver: 'systemd' }] },
+    {
+      name: 'auto-systemd-first-then-cgroupfs',
+      root: '/a/kubepods/',
+      driver: 'auto',
+      expected: [
+        { relativePath: 'a.slice/a-kubepods.slice', driver: 'systemd' },
+        { relativePath: 'a/kubepods', driver: 'cgroupfs' },
+      ],
+    },
+    { name: 'auto-with-a-slice-is-systemd', root: 'kubepods.slice', driver: 'auto', expected: [{ relativePath: 'kubepods.slice', driver: 'systemd' }] },
+  ];
+  for (const tc of cases) test(tc.name, () => expect(podCgroupRootCandidates(tc.root, tc.driver)).toEqual(tc.expected));
 });

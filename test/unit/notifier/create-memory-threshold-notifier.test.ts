@@ -1,20 +1,16 @@
 // Choosing the notifier: auto-detection on fixture cgroup mounts, explicit modes, the disabled
-// variant's single log line, paths built from the settings, and settings validation.
+// variant's single log line, and paths built from the context (the settings are validated by
+// src/config, test/unit/config/agent-settings.test.ts).
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from '../../../src/errors.js';
-import {
-  createMemoryThresholdNotifier,
-  DEFAULT_NOTIFIER_SETTINGS,
-  detectNotifierMode,
-  validateNotifierSettings,
-  type MemoryThresholdNotifierSettings,
-} from '../../../src/notifier/create-memory-threshold-notifier.js';
-import { MemcgV1Notifier } from '../../../src/notifier/memcg-v1-notifier.js';
 import { FakeClock } from '../../fakes/fake-clock.js';
 import { FakeNative } from '../../fakes/fake-native.js';
+import { notifierSettings } from '../../fixtures/settings.js';
+import type { NotifierModeSetting } from '../../../src/api/agent-settings.js';
+import { createMemoryThresholdNotifier, detectNotifierMode, type NotifierContext } from '../../../src/notifier/create-memory-threshold-notifier.js';
+import { MemcgV1Notifier } from '../../../src/notifier/memcg-v1-notifier.js';
 import { RecordingLogger } from './recording-logger.js';
 import { summaryArming, threshold } from './thresholds.js';
 
@@ -52,8 +48,12 @@ describe('detectNotifierMode', () => {
   for (const tc of cases) test(tc.name, () => expect(detectNotifierMode(tc.root)).toEqual({ mode: tc.mode, reason: tc.reason }));
 });
 
+// A notifier of `mode` on the cgroup mount `cgroupRoot`, the node its root cgroup.
+function notifier(mode: NotifierModeSetting, context: Partial<NotifierContext> & Pick<NotifierContext, 'cgroupRoot' | 'logger'>) {
+  return createMemoryThresholdNotifier(notifierSettings({ mode }), { nodeCgroup: '', podCgroupRoot: 'kubepods', procRoot: '/proc', clock: new FakeClock(), native: new FakeNative(), ...context });
+}
+
 describe('createMemoryThresholdNotifier', () => {
-  const base = { clock: new FakeClock(), native: new FakeNative() };
 
   const cases = [
     { name: 'auto-on-cgroup-v1', mode: 'auto', root: v1, expected: 'memcg-v1' },
@@ -65,32 +65,32 @@ describe('createMemoryThresholdNotifier', () => {
   for (const tc of cases) {
     test(tc.name, async () => {
       const logger = new RecordingLogger();
-      const notifier = createMemoryThresholdNotifier({ ...base, logger, mode: tc.mode, cgroupRoot: tc.root });
-      expect(notifier.mode).toBe(tc.expected);
+      const created = notifier(tc.mode, { logger, cgroupRoot: tc.root });
+      expect(created.mode).toBe(tc.expected);
       const chosen = logger.lines.find((l) => l.msg === 'memory threshold notifier mode chosen');
       expect(chosen?.fields).toMatchObject({ component: 'memory-threshold-notifier', mode: tc.expected });
-      await notifier.stop();
+      await created.stop();
     });
   }
 
   test('a configured mode that does not match the node is warned about', async () => {
     const logger = new RecordingLogger();
-    const notifier = createMemoryThresholdNotifier({ ...base, logger, mode: 'psi', cgroupRoot: v1 });
+    const created = notifier('psi', { logger, cgroupRoot: v1 });
     expect(logger.at('warn').map((l) => l.fields)).toEqual([
       { component: 'memory-threshold-notifier', configured: 'psi', detected: 'memcg-v1', why: `${v1}/memory/cgroup.event_control exists` },
     ]);
-    await notifier.stop();
+    await created.stop();
   });
 
   test('the disabled notifier logs its reason once at start and does nothing else', async () => {
     const logger = new RecordingLogger();
     const native = new FakeNative();
-    const notifier = createMemoryThresholdNotifier({ clock: new FakeClock(), native, logger, cgroupRoot: nothing });
-    notifier.start(() => {});
-    notifier.start(() => {});
-    notifier.updateThresholds(summaryArming(1n << 32n), [threshold('memory.available', '1Gi')]);
-    await notifier.stop();
-    await notifier.stop();
+    const created = notifier('auto', { native, logger, cgroupRoot: nothing });
+    created.start(() => {});
+    created.start(() => {});
+    created.updateThresholds(summaryArming(1n << 32n), [threshold('memory.available', '1Gi')]);
+    await created.stop();
+    await created.stop();
     const disabled = logger.lines.filter((l) => l.msg.startsWith('memory threshold notifier disabled'));
     expect(disabled).toHaveLength(1);
     expect(disabled[0]?.fields['reason']).toContain('neither');
@@ -101,44 +101,12 @@ describe('createMemoryThresholdNotifier', () => {
     const native = new FakeNative();
     native.addCgroup('/r/memory/kea/node', 0n);
     native.addCgroup('/r/memory/kea/pods', 0n);
-    const notifier = createMemoryThresholdNotifier({ clock: new FakeClock(), native, logger: new RecordingLogger(), mode: 'memcg-v1', cgroupRoot: '/r', nodeCgroup: '/kea/node/', podCgroupRoot: '/kea/pods' });
-    expect(notifier).toBeInstanceOf(MemcgV1Notifier);
-    notifier.updateThresholds(summaryArming(5n << 30n, 3n << 30n), [threshold('memory.available', '1Gi'), threshold('allocatableMemory.available', '1Gi')]);
-    await (notifier as MemcgV1Notifier).settled();
+    const created = notifier('memcg-v1', { native, logger: new RecordingLogger(), cgroupRoot: '/r', nodeCgroup: '/kea/node/', podCgroupRoot: '/kea/pods' });
+    expect(created).toBeInstanceOf(MemcgV1Notifier);
+    created.updateThresholds(summaryArming(5n << 30n, 3n << 30n), [threshold('memory.available', '1Gi'), threshold('allocatableMemory.available', '1Gi')]);
+    await (created as MemcgV1Notifier).settled();
     expect(native.registrations('/r/memory/kea/node')).toEqual([5n << 30n]);
     expect(native.registrations('/r/memory/kea/pods')).toEqual([3n << 30n]);
-    await notifier.stop();
-  });
-});
-
-describe('validateNotifierSettings', () => {
-  test('the defaults are valid', () => expect(validateNotifierSettings(DEFAULT_NOTIFIER_SETTINGS)).toEqual([]));
-
-  const cases: { name: string; settings: Partial<MemoryThresholdNotifierSettings>; fields: string[] }[] = [
-    { name: 'unknown-mode', settings: { mode: 'eventfd' as never }, fields: ['mode'] },
-    { name: 'window-below-the-kernel-minimum', settings: { psiWindowMs: 499 }, fields: ['psiWindowMs'] },
-    { name: 'window-above-the-kernel-maximum', settings: { psiWindowMs: 10_001 }, fields: ['psiWindowMs'] },
-    { name: 'stall-longer-than-the-window', settings: { psiStallThresholdMs: 1001 }, fields: ['psiStallThresholdMs'] },
-    { name: 'zero-stall', settings: { psiStallThresholdMs: 0 }, fields: ['psiStallThresholdMs'] },
-    { name: 'stall-below-a-microsecond', settings: { psiStallThresholdMs: 0.0001 }, fields: ['psiStallThresholdMs'] },
-    { name: 'stall-in-whole-microseconds-despite-binary-fractions', settings: { psiStallThresholdMs: 1.001 }, fields: [] },
-    { name: 'zero-fast-check-interval', settings: { fastCheckIntervalMs: 0 }, fields: ['fastCheckIntervalMs'] },
-    { name: 'cgroups-outside-the-hierarchy', settings: { nodeCgroup: '../etc', podCgroupRoot: 'kubepods/../../x' }, fields: ['nodeCgroup', 'podCgroupRoot'] },
-    { name: 'disabled-ignores-the-tunables', settings: { mode: 'disabled', psiWindowMs: 1 }, fields: [] },
-  ];
-  for (const tc of cases) {
-    test(tc.name, () => expect(validateNotifierSettings({ ...DEFAULT_NOTIFIER_SETTINGS, ...tc.settings }).map((p) => p.field)).toEqual(tc.fields));
-  }
-
-  test('the factory throws a ConfigError naming every bad field', () => {
-    let thrown: unknown = null;
-    try {
-      createMemoryThresholdNotifier({ clock: new FakeClock(), logger: new RecordingLogger(), native: new FakeNative(), psiWindowMs: 100, fastCheckIntervalMs: -1 });
-    } catch (error) {
-      thrown = error;
-    }
-    expect(thrown).toBeInstanceOf(ConfigError);
-    expect((thrown as ConfigError).problems.map((p) => p.field)).toEqual(['psiWindowMs', 'fastCheckIntervalMs']);
-    expect((thrown as ConfigError).code).toBe('EVA_ERR_CONFIG_INVALID');
+    await created.stop();
   });
 });

@@ -6,20 +6,22 @@
 import { cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Pod } from '../../../src/api/pod.js';
-import { createCgroupObserver, type CgroupObserverOptions } from '../../../src/observe/cgroup-observer.js';
 import { FakeClock } from '../../fakes/fake-clock.js';
+import { observeSettings } from '../../fixtures/settings.js';
+import type { ObserveSettings } from '../../../src/api/agent-settings.js';
+import type { Pod } from '../../../src/api/pod.js';
+import { createCgroupObserver, type CgroupObserverContext } from '../../../src/observe/cgroup-observer.js';
 import { FaultyHostFs } from './faulty-host-fs.js';
 import { CID_A, CID_A_INIT, fixturesDir, lostPod, pendingPod, podA, podB, podC, UID_A, UID_C, withRuntime } from './fixture-pods.js';
 import { RecordingLogger } from './recording-logger.js';
 
 const MEM_TOTAL_BYTES = 8048576 * 1024;
 
-function observer(hostRoot: string, extra: Partial<CgroupObserverOptions> = {}) {
+function observer(hostRoot: string, settings: Partial<ObserveSettings> = {}, context: Partial<CgroupObserverContext> = {}) {
   const clock = new FakeClock(Date.UTC(2026, 0, 1, 12));
   const logger = new RecordingLogger();
   const hostFs = new FaultyHostFs();
-  const obs = createCgroupObserver({ hostRoot, clock, logger, hostFs, ...extra });
+  const obs = createCgroupObserver(observeSettings({ hostRoot, ...settings }), { clock, logger, hostFs, processCountIntervalMs: 10_000, ...context });
   return { obs, clock, logger, hostFs };
 }
 
@@ -68,7 +70,7 @@ describe('cgroup v1 (fixture)', () => {
   });
 
   test('a node cgroup with a limit below MemTotal caps the capacity', async () => {
-    const { obs } = observer(`${fixturesDir}cgroup-v1/cgroupfs`, { nodeCgroup: `kubepods/pod${UID_C}` });
+    const { obs } = observer(`${fixturesDir}cgroup-v1/cgroupfs`, {}, { nodeCgroup: `kubepods/pod${UID_C}` });
     const { summary, problems } = await obs.observe([]);
     // limit 536870912 < MemTotal; working set 5e8.
     expect(summary.node.memory?.availableBytes).toBe(536870912 - 5e8);
@@ -190,7 +192,7 @@ describe('pod cgroup discovery', () => {
     try {
       cpSync(`${fixturesDir}cgroup-v1/cgroupfs`, root, { recursive: true });
       const podDir = join(root, `sys/fs/cgroup/memory/kubepods/burstable/pod${UID_A}`);
-      const { obs, hostFs } = observer(root, { processCountIntervalMs: 0 });
+      const { obs, hostFs } = observer(root, {}, { processCountIntervalMs: 0 });
       const listings = () => hostFs.calls.get('subdirectories') ?? 0;
       await obs.observe([podA]);
       const afterFirst = listings();
@@ -229,7 +231,7 @@ describe('pod cgroup discovery', () => {
     try {
       cpSync(`${fixturesDir}cgroup-v1/cgroupfs`, root, { recursive: true });
       const podDir = join(root, `sys/fs/cgroup/memory/kubepods/burstable/pod${UID_A}`);
-      const { obs, clock, hostFs } = observer(root, { processCountIntervalMs: 10_000 });
+      const { obs, clock, hostFs } = observer(root, {}, { processCountIntervalMs: 10_000 });
       const procsReads = (): number => hostFs.checkedPaths.filter((p) => p.endsWith('cgroup.procs')).length;
       let { summary } = await obs.observe([podA]);
       expect(summary.pods?.[0]?.process_stats?.process_count).toBe(3);
@@ -431,7 +433,7 @@ describe('filesystems', () => {
   const v1 = `${fixturesDir}cgroup-v1/cgroupfs`;
 
   test('statfs figures become FsStats as cAdvisor computes them', async () => {
-    const { obs, hostFs } = observer(v1, { nodeName: 'node-a' });
+    const { obs, hostFs } = observer(v1, {}, { nodeName: 'node-a' });
     hostFs.statfsOverrides.set(`${v1}/var/lib/kubelet`, { blockSizeBytes: 4096n, blocks: 1000n, blocksFree: 300n, blocksAvailable: 250n, files: 500n, filesFree: 120n });
     const { summary } = await obs.observe([]);
     expect(summary.node.nodeName).toBe('node-a');

@@ -6,6 +6,7 @@ import { cpSync, linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFil
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { FakeClock } from '../../fakes/fake-clock.js';
+import { observeSettings } from '../../fixtures/settings.js';
 import type { Pod } from '../../../src/api/pod.js';
 import { nodeHostFs } from '../../../src/host/host-fs.js';
 import { createCgroupObserver } from '../../../src/observe/cgroup-observer.js';
@@ -180,7 +181,7 @@ describe('pod ephemeral storage through the observer', () => {
   test('logs, local volumes, etc-hosts and the containerd writable layer, summed as ephemeral-storage', async () => {
     const { host, paths } = buildHost();
     const clock = new FakeClock();
-    const obs = createCgroupObserver({ hostRoot: host, clock, logger: new RecordingLogger() });
+    const obs = createCgroupObserver(observeSettings({ hostRoot: host }), { clock, logger: new RecordingLogger(), processCountIntervalMs: 10_000 });
     await obs.refreshDiskUsage([pod]);
     const { summary, problems } = await obs.observe([pod]);
     expect(problems).toEqual([]);
@@ -211,7 +212,7 @@ describe('pod ephemeral storage through the observer', () => {
     const { host, paths } = buildHost();
     const clock = new FakeClock();
     const hostFs = new FaultyHostFs();
-    const obs = createCgroupObserver({ hostRoot: host, clock, logger: new RecordingLogger(), hostFs, diskUsageIntervalMs: 60_000 });
+    const obs = createCgroupObserver(observeSettings({ hostRoot: host, diskUsageIntervalMs: 60_000 }), { clock, logger: new RecordingLogger(), hostFs, processCountIntervalMs: 10_000 });
 
     // The first sync starts a walk but does not wait for it.
     const first = await obs.observe([pod]);
@@ -239,7 +240,7 @@ describe('pod ephemeral storage through the observer', () => {
 
   test('a pod that left the node is dropped from the cache at the next walk', async () => {
     const { host } = buildHost();
-    const obs = createCgroupObserver({ hostRoot: host, clock: new FakeClock(), logger: new RecordingLogger() });
+    const obs = createCgroupObserver(observeSettings({ hostRoot: host }), { clock: new FakeClock(), logger: new RecordingLogger(), processCountIntervalMs: 10_000 });
     await obs.refreshDiskUsage([pod]);
     expect((await obs.observe([pod])).summary.pods).toHaveLength(1);
     await obs.refreshDiskUsage([]);
@@ -251,7 +252,7 @@ describe('pod ephemeral storage through the observer', () => {
     const { host, paths } = buildHost();
     const hostFs = new FaultyHostFs();
     hostFs.injectError('lstat', '/kubernetes.io~empty-dir/cache/blob', 'EACCES');
-    const obs = createCgroupObserver({ hostRoot: host, clock: new FakeClock(), logger: new RecordingLogger(), hostFs });
+    const obs = createCgroupObserver(observeSettings({ hostRoot: host }), { clock: new FakeClock(), logger: new RecordingLogger(), hostFs, processCountIntervalMs: 10_000 });
     await obs.refreshDiskUsage([pod]);
     const { summary, problems } = await obs.observe([pod]);
     expect(problems).toEqual(['volume cache of pod default/web not measured: EACCES']);
@@ -263,7 +264,7 @@ describe('pod ephemeral storage through the observer', () => {
     const { host } = buildHost();
     const hostFs = new FaultyHostFs();
     hostFs.injectError('readTextFile', '/proc/1/mountinfo', 'EACCES');
-    const obs = createCgroupObserver({ hostRoot: host, clock: new FakeClock(), logger: new RecordingLogger(), hostFs });
+    const obs = createCgroupObserver(observeSettings({ hostRoot: host }), { clock: new FakeClock(), logger: new RecordingLogger(), hostFs, processCountIntervalMs: 10_000 });
     await obs.refreshDiskUsage([pod]);
     const { summary, problems } = await obs.observe([pod]);
     expect(summary.pods?.[0]?.containers?.find((c) => c.name === 'app')?.rootfs).toBeUndefined();
@@ -274,7 +275,7 @@ describe('pod ephemeral storage through the observer', () => {
   test('the writable layer of a container the pod does not list is not attributed', async () => {
     const { host } = buildHost();
     const other: Pod = { ...pod, status: { ...pod.status, containerStatuses: [{ name: 'app', containerID: 'containerd://different' }] } };
-    const obs = createCgroupObserver({ hostRoot: host, clock: new FakeClock(), logger: new RecordingLogger() });
+    const obs = createCgroupObserver(observeSettings({ hostRoot: host }), { clock: new FakeClock(), logger: new RecordingLogger(), processCountIntervalMs: 10_000 });
     await obs.refreshDiskUsage([other]);
     const { summary } = await obs.observe([other]);
     expect(summary.pods?.[0]?.containers?.find((c) => c.name === 'app')?.rootfs).toBeUndefined();

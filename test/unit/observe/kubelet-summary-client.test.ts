@@ -9,9 +9,9 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { systemClock } from '../../../src/api/clock.js';
-import { createKubeletSummaryObserver, type KubeletSummaryObserverOptions } from '../../../src/observe/kubelet-summary-client.js';
 import { FakeClock } from '../../fakes/fake-clock.js';
+import { systemClock } from '../../../src/api/clock.js';
+import { createKubeletSummaryObserver, type KubeletSummaryObserver, type KubeletSummaryObserverContext } from '../../../src/observe/kubelet-summary-client.js';
 import { RecordingLogger } from './recording-logger.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -61,15 +61,29 @@ const realSummary = {
   pods: [{ podRef: { name: 'web', namespace: 'default', uid: 'u1' }, memory: { workingSetBytes: 7e8 }, process_stats: { process_count: 3 } }],
 };
 
-function options(url: string, extra: Partial<KubeletSummaryObserverOptions> = {}): KubeletSummaryObserverOptions {
-  return { url, insecureSkipVerify: false, timeoutMs: 5000, clock: systemClock, logger: new RecordingLogger(), ...extra };
+interface ObserverOptions extends Partial<KubeletSummaryObserverContext> {
+  readonly tokenFile?: string;
+  readonly insecureSkipVerify?: boolean;
+}
+
+// An empty token file, as the default: no Authorization header is sent.
+function summaryObserver(url: string, { tokenFile, insecureSkipVerify, ...context }: ObserverOptions = {}): KubeletSummaryObserver {
+  let kubeletTokenFile = tokenFile;
+  if (kubeletTokenFile === undefined) {
+    kubeletTokenFile = join(scratch, 'empty-token');
+    writeFileSync(kubeletTokenFile, '');
+  }
+  return createKubeletSummaryObserver(
+    { kubeletUrl: url, kubeletTokenFile, kubeletInsecureSkipVerify: insecureSkipVerify ?? false },
+    { timeoutMs: 5000, clock: systemClock, logger: new RecordingLogger(), ...context },
+  );
 }
 
 test('fetches /stats/summary with the bearer token and returns the summary with its layout', async () => {
   const url = await listen(json(realSummary));
   const tokenFile = join(scratch, 'token');
   writeFileSync(tokenFile, 'secret-1\n');
-  const observer = createKubeletSummaryObserver(options(`${url}/`, { tokenFile }));
+  const observer = summaryObserver(`${url}/`, { tokenFile });
   const observation = await observer.observe([]);
   expect(requests).toEqual([{ url: '/stats/summary', authorization: 'Bearer secret-1' }]);
   expect(observation).toEqual({ summary: realSummary, dedicatedImageFs: true, splitContainerFs: false, problems: [] });
@@ -79,22 +93,22 @@ test('the token file is re-read on every request (projected tokens rotate)', asy
   const url = await listen(json(realSummary));
   const tokenFile = join(scratch, 'token');
   writeFileSync(tokenFile, 'first');
-  const observer = createKubeletSummaryObserver(options(url, { tokenFile }));
+  const observer = summaryObserver(url, { tokenFile });
   await observer.observe([]);
   writeFileSync(tokenFile, 'second');
   await observer.observe([]);
   expect(requests.map((r) => r.authorization)).toEqual(['Bearer first', 'Bearer second']);
 });
 
-test('without a token file no Authorization header is sent', async () => {
+test('an empty token file sends no Authorization header', async () => {
   const url = await listen(json(realSummary));
-  await createKubeletSummaryObserver(options(url)).observe([]);
+  await summaryObserver(url).observe([]);
   expect(requests[0]?.authorization).toBeUndefined();
 });
 
 test('an unreadable token file is a problem, and the request still goes out', async () => {
   const url = await listen(json(realSummary));
-  const observer = createKubeletSummaryObserver(options(url, { tokenFile: join(scratch, 'missing') }));
+  const observer = summaryObserver(url, { tokenFile: join(scratch, 'missing') });
   const { problems } = await observer.observe([]);
   expect(problems).toEqual([`cannot read the token file ${join(scratch, 'missing')}: ENOENT`]);
   expect(requests).toHaveLength(1);
@@ -103,7 +117,7 @@ test('an unreadable token file is a problem, and the request still goes out', as
 test('wrong shapes are dropped and reported, the rest is used', async () => {
   const broken = { node: { memory: { availableBytes: 'lots', workingSetBytes: 1 } }, pods: [{ podRef: { name: 'x' } }, realSummary.pods[0]] };
   const url = await listen(json(broken));
-  const observer = createKubeletSummaryObserver(options(url));
+  const observer = summaryObserver(url);
   const { summary, problems } = await observer.observe([]);
   expect(summary).toEqual({ node: { memory: { workingSetBytes: 1 } }, pods: [realSummary.pods[0]] });
   expect(problems).toEqual([
@@ -123,7 +137,7 @@ for (const tc of failures) {
   test(`no summary at all rejects with EVA_ERR_OBSERVE: ${tc.name}`, async () => {
     const url = await listen(tc.handler);
     const logger = new RecordingLogger();
-    const observer = createKubeletSummaryObserver(options(url, { logger }));
+    const observer = summaryObserver(url, { logger });
     for (let i = 0; i < 2; i++) {
       const error = await observer.observe([]).then(
         () => undefined,
@@ -142,7 +156,7 @@ test('connection refused rejects with EVA_ERR_OBSERVE', async () => {
   const url = await listen(json(realSummary));
   server?.close();
   server = undefined;
-  await expect(createKubeletSummaryObserver(options(url)).observe([])).rejects.toMatchObject({ code: 'EVA_ERR_OBSERVE', message: expect.stringMatching(/ECONNREFUSED$/) });
+  await expect(summaryObserver(url).observe([])).rejects.toMatchObject({ code: 'EVA_ERR_OBSERVE', message: expect.stringMatching(/ECONNREFUSED$/) });
 });
 
 test('a kubelet that does not answer times out on the injected clock', async () => {
@@ -150,7 +164,7 @@ test('a kubelet that does not answer times out on the injected clock', async () 
   const gotRequest = new Promise<void>((resolve) => (received = resolve));
   const url = await listen(() => received());
   const clock = new FakeClock();
-  const result = createKubeletSummaryObserver(options(url, { clock, timeoutMs: 2000 })).observe([]);
+  const result = summaryObserver(url, { clock, timeoutMs: 2000 }).observe([]);
   await gotRequest;
   clock.step(1999);
   expect(clock.pendingTimers()).toBe(1);
@@ -161,7 +175,7 @@ test('a kubelet that does not answer times out on the injected clock', async () 
 test('the timeout timer is cancelled once the answer arrives', async () => {
   const url = await listen(json(realSummary));
   const clock = new FakeClock();
-  await createKubeletSummaryObserver(options(url, { clock, timeoutMs: 2000 })).observe([]);
+  await summaryObserver(url, { clock, timeoutMs: 2000 }).observe([]);
   expect(clock.pendingTimers()).toBe(0);
 });
 
@@ -189,8 +203,8 @@ describe('https', () => {
   test('a self-signed kubelet certificate is refused unless verification is skipped', async () => {
     if (skipped()) return;
     const url = await listen(json(realSummary), tls);
-    await expect(createKubeletSummaryObserver(options(url)).observe([])).rejects.toMatchObject({ code: 'EVA_ERR_OBSERVE', message: expect.stringMatching(/SELF_SIGNED/) });
-    const { summary } = await createKubeletSummaryObserver(options(url, { insecureSkipVerify: true })).observe([]);
+    await expect(summaryObserver(url).observe([])).rejects.toMatchObject({ code: 'EVA_ERR_OBSERVE', message: expect.stringMatching(/SELF_SIGNED/) });
+    const { summary } = await summaryObserver(url, { insecureSkipVerify: true }).observe([]);
     expect(summary).toEqual(realSummary);
   });
 
@@ -199,7 +213,7 @@ describe('https', () => {
     const url = await listen(json(realSummary), tls);
     const caFile = join(scratch, 'ca.pem');
     writeFileSync(caFile, tls.cert);
-    const { summary } = await createKubeletSummaryObserver(options(url, { caFile })).observe([]);
+    const { summary } = await summaryObserver(url, { caFile }).observe([]);
     expect(summary).toEqual(realSummary);
   });
 });

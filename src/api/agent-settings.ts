@@ -1,0 +1,123 @@
+// The agent's own settings (everything that is not a kubelet eviction setting), compiled: fully
+// defaulted, validated, with units in every numeric name. src/config produces them from a file, in
+// one pass with one table of defaults; the adapters take their section as it is and neither
+// default nor validate it again. Host paths are as the host spells them, read under `hostRoot`.
+
+export type ObserveSource = 'cgroupfs' | 'kubelet';
+/** The kubelet's `cgroupDriver`: how it names the pods' cgroups. */
+export type CgroupDriver = 'cgroupfs' | 'systemd';
+/** The setting: a driver, or `auto` for whichever pod cgroup tree exists on the node. */
+export type CgroupDriverSetting = CgroupDriver | 'auto';
+/** What wakes the loop between housekeeping passes: memcg v1 eventfd thresholds, cgroup v2 PSI triggers plus a fast check, or nothing. */
+export type NotifierMode = 'memcg-v1' | 'psi' | 'disabled';
+/** The setting: a mode, or `auto` for what the node offers. */
+export type NotifierModeSetting = NotifierMode | 'auto';
+export type PodRemovalMethod = 'delete' | 'eviction-api';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** Where node statistics come from. Paths are absolute host paths, read under `hostRoot`. */
+export interface ObserveSettings {
+  readonly source: ObserveSource;
+  /** The host's root as mounted into the agent's container (`/` when running on the host). */
+  readonly hostRoot: string;
+  readonly cgroupRoot: string;
+  readonly procRoot: string;
+  readonly kubeletRootDir: string;
+  readonly imageFsPath: string;
+  readonly containerFsPath: string;
+  readonly podLogsDir: string;
+  readonly cgroupDriver: CgroupDriverSetting;
+  /**
+   * The pods' parent cgroup, relative to each hierarchy's root (the kubelet's pod cgroup root):
+   * `kubepods` for the cgroupfs driver; in systemd form (`kubepods.slice`) when the driver is
+   * `systemd`. With `auto`, both forms are looked for (src/host/pod-cgroup-names.ts).
+   */
+  readonly podCgroupRoot: string;
+  readonly kubeletUrl: string;
+  /** Read from the agent's own filesystem (not under `hostRoot`): usually its service-account token. */
+  readonly kubeletTokenFile: string;
+  readonly kubeletInsecureSkipVerify: boolean;
+  /** How often per-pod disk usage is re-measured (walking volumes and logs is costly). */
+  readonly diskUsageIntervalMs: number;
+}
+
+/** The kernel's bounds on a PSI trigger's window (kernel/sched/psi.c: 500 ms to 10 s). */
+export const PSI_MIN_WINDOW_MS = 500;
+export const PSI_MAX_WINDOW_MS = 10_000;
+
+/** What wakes the loop between housekeeping passes. */
+export interface NotifierSettings {
+  readonly mode: NotifierModeSetting;
+  /** PSI trigger: stall time within `psiWindowMs` that counts as pressure; whole microseconds, at most the window. */
+  readonly psiStallThresholdMs: number;
+  /** Whole milliseconds within the kernel's bounds. */
+  readonly psiWindowMs: number;
+  /** The cgroup v2 sub-second check of memory.available between housekeeping passes. */
+  readonly fastCheckIntervalMs: number;
+}
+
+/** How chosen pods are removed. */
+export interface ActionSettings {
+  readonly dryRun: boolean;
+  readonly hardEviction: PodRemovalMethod;
+  readonly softEviction: PodRemovalMethod;
+  /** Kill the pod's processes locally on hard memory pressure, before the API call completes. */
+  readonly localTermination: boolean;
+  /** Grace period for the local kill; null means the engine's grace period for the eviction. */
+  readonly localTerminationGracePeriodMs: number | null;
+  /** How long to wait for an evicted pod to be gone before the next pass (kubelet: 30 s). */
+  readonly podCleanupTimeoutMs: number;
+  readonly setDisruptionTargetCondition: boolean;
+}
+
+export interface TaintSettings {
+  readonly enabled: boolean;
+  readonly key: string;
+  /** Only NoSchedule: a NoExecute pressure taint would evict far more than the engine chose. */
+  readonly effect: 'NoSchedule';
+}
+
+/** What the agent reports on the Node and in Events. */
+export interface ReportingSettings {
+  readonly nodeConditions: boolean;
+  /** Prefix of the condition types the agent owns (`kube-eviction-agent.io/MemoryPressure`). */
+  readonly conditionTypePrefix: string;
+  readonly taint: TaintSettings;
+  readonly events: boolean;
+}
+
+/** NoExecute taint handling for the agent's own node (off by default). */
+export interface TaintEvictionSettings {
+  readonly enabled: boolean;
+  readonly useEvictionApi: boolean;
+  /** With the Eviction API: after this long without success, fall back to DELETE. */
+  readonly evictionApiDeadlineMs: number;
+  readonly uidPrecondition: boolean;
+  readonly skipTerminatingPods: boolean;
+  /** Honour `Gt`/`Lt` toleration operators. */
+  readonly comparisonOperators: boolean;
+  /** Count `tolerationSeconds` from each taint's `timeAdded`, so a restart grants no fresh period. */
+  readonly countFromTimeAdded: boolean;
+  readonly deleteRetries: number;
+}
+
+/** The metrics and health endpoint. */
+export interface ServerSettings {
+  readonly address: string;
+  /** 0 disables the server. */
+  readonly port: number;
+}
+
+/** Every agent setting, defaulted. */
+export interface AgentSettings {
+  /** Null when the file leaves it out: the command line takes it from NODE_NAME. */
+  readonly nodeName: string | null;
+  readonly housekeepingIntervalMs: number;
+  readonly observe: ObserveSettings;
+  readonly notifier: NotifierSettings;
+  readonly actions: ActionSettings;
+  readonly reporting: ReportingSettings;
+  readonly taintEviction: TaintEvictionSettings;
+  readonly server: ServerSettings;
+  readonly logLevel: LogLevel;
+}

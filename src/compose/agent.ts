@@ -1,0 +1,68 @@
+// The composition root: the one place that wires a running agent, for `run`, `demo` and the
+// end-to-end tests. It connects to the cluster, builds the node side from the compiled settings
+// (or takes the caller's stand-ins), and starts the agent (src/daemon) on them.
+
+import type { Clock } from '../api/clock.js';
+import type { Logger } from '../api/logger.js';
+import type { LoadedConfig } from '../config/types.js';
+import { startAgent, type AgentDeps, type AgentOptions, type RunningAgent } from '../daemon/agent.js';
+import { connect, type KubeClient } from '../kube/index.js';
+import { hostNotifier, hostObserver, hostTerminator, type NodeSide } from './node-side.js';
+
+/** Where the API server is: a kubeconfig file, or a kubeconfig document (a cluster started in this process). */
+export interface ClusterTarget {
+  /** Without either: in-cluster, then $KUBECONFIG, then ~/.kube/config. */
+  readonly kubeconfig?: string | undefined;
+  readonly kubeconfigYaml?: string | undefined;
+}
+
+/** Connects to the cluster as this node's agent. Makes no request: the agent starts even while the API server is down. */
+export async function connectCluster(target: ClusterTarget, nodeName: string, clock: Clock, logger: Logger): Promise<KubeClient> {
+  return connect({
+    ...(target.kubeconfig === undefined ? {} : { kubeconfig: target.kubeconfig }),
+    ...(target.kubeconfigYaml === undefined ? {} : { kubeconfigYaml: target.kubeconfigYaml }),
+    nodeName,
+    clock,
+    logger,
+  });
+}
+
+export interface AgentPlan extends Omit<AgentOptions, 'config'> {
+  readonly config: LoadedConfig;
+  readonly cluster: ClusterTarget;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** The cgroup standing for the node ('' on a real node); see NodeSideContext. */
+  readonly nodeCgroup?: string;
+  /** Stand-ins for node-side ports (the demo's simulated node); the rest are the host's. */
+  readonly nodeSide?: Partial<NodeSide>;
+  /** Sees, and may wrap, every port before the agent starts (the demo prints through them). */
+  readonly decorate?: (deps: AgentDeps) => AgentDeps;
+}
+
+/** Connects, wires and starts the agent; resolves once it is running. */
+export async function startNodeAgent(plan: AgentPlan): Promise<RunningAgent> {
+  const { config, nodeName, clock, logger } = plan;
+  const client = await connectCluster(plan.cluster, nodeName, clock, logger);
+  logger.info('starting', { node: nodeName, server: client.server, config: plan.reload?.path, kind: config.kind, dryRun: plan.dryRun === true || config.agent.actions.dryRun });
+  const context = { nodeName, clock, logger, ...(plan.nodeCgroup === undefined ? {} : { nodeCgroup: plan.nodeCgroup }) };
+  const deps: AgentDeps = {
+    cluster: client.clusterView(),
+    actions: client.podActions(),
+    events: client.eventRecorder('kube-eviction-agent'),
+    nodeReporter: client.nodeReporter(),
+    observer: plan.nodeSide?.observer ?? hostObserver(config, context),
+    notifier: plan.nodeSide?.notifier ?? hostNotifier(config, context),
+    terminator: plan.nodeSide?.terminator ?? hostTerminator(config, context),
+    clock,
+    logger,
+  };
+  const options: AgentOptions = {
+    config,
+    nodeName,
+    reload: plan.reload,
+    ...(plan.dryRun === undefined ? {} : { dryRun: plan.dryRun }),
+    ...(plan.serverPort === undefined ? {} : { serverPort: plan.serverPort }),
+  };
+  return startAgent(options, plan.decorate === undefined ? deps : plan.decorate(deps));
+}

@@ -1,0 +1,74 @@
+// The node side of the agent, built from the compiled settings as they are: the observer (the
+// cgroup observer, or the kubelet's summary), the kernel memory notifier and the local terminator,
+// all pointed at the same cgroups. On a real node the node is the hierarchy's root cgroup; the
+// demo, the end-to-end tests and the benchmarks point it at a sandbox cgroup instead.
+
+import { posix } from 'node:path';
+import { createPodTerminator } from '../act/pod-terminator.js';
+import type { Clock } from '../api/clock.js';
+import type { Logger } from '../api/logger.js';
+import type { LoadedConfig } from '../config/types.js';
+import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver } from '../daemon/ports.js';
+import { nodeHostFs } from '../host/host-fs.js';
+import { resolvePodCgroupRoot } from '../host/pod-cgroup-locator.js';
+import { createMemoryThresholdNotifier } from '../notifier/create-memory-threshold-notifier.js';
+import { createCgroupObserver } from '../observe/cgroup-observer.js';
+import { createKubeletSummaryObserver } from '../observe/kubelet-summary-client.js';
+
+/** The three node-side ports of the agent. */
+export interface NodeSide {
+  readonly observer: NodeObserver;
+  readonly notifier: MemoryThresholdNotifier;
+  readonly terminator: LocalTerminator;
+}
+
+export interface NodeSideContext {
+  readonly nodeName: string;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** The cgroup standing for the node, relative to each hierarchy's root: '' (the root, the default) on a real node. */
+  readonly nodeCgroup?: string;
+}
+
+// The kubelet answers its summary in well under a second; a pass must not wait long for it.
+const KUBELET_SUMMARY_TIMEOUT_MS = 5000;
+
+export function hostObserver(config: LoadedConfig, context: NodeSideContext): NodeObserver {
+  const settings = config.agent.observe;
+  const { clock, logger } = context;
+  if (settings.source === 'kubelet') return createKubeletSummaryObserver(settings, { timeoutMs: KUBELET_SUMMARY_TIMEOUT_MS, clock, logger });
+  return createCgroupObserver(settings, {
+    nodeName: context.nodeName,
+    clock,
+    logger,
+    // Counts are fresh on every housekeeping pass; a notification's pass reuses them.
+    processCountIntervalMs: config.eviction.housekeepingIntervalMs,
+    ...nodeCgroupOf(context),
+  });
+}
+
+export function hostNotifier(config: LoadedConfig, context: NodeSideContext): MemoryThresholdNotifier {
+  const settings = config.agent.observe;
+  const cgroupRoot = posix.join(settings.hostRoot, settings.cgroupRoot);
+  const nodeCgroup = context.nodeCgroup ?? '';
+  // The kernel watches one cgroup: with `auto`, whichever pod cgroup tree exists now.
+  const podCgroupRoot = resolvePodCgroupRoot(nodeHostFs, cgroupRoot, nodeCgroup, settings.cgroupDriver, settings.podCgroupRoot);
+  return createMemoryThresholdNotifier(config.agent.notifier, {
+    cgroupRoot,
+    nodeCgroup,
+    podCgroupRoot: posix.join(nodeCgroup, podCgroupRoot),
+    // The PSI trigger fallback writes /proc/pressure/memory: the container's own /proc (the
+    // same kernel) is writable where the host's, mounted read-only, is not.
+    procRoot: '/proc',
+    clock: context.clock,
+    logger: context.logger,
+  });
+}
+
+export function hostTerminator(config: LoadedConfig, context: NodeSideContext): LocalTerminator {
+  return createPodTerminator(config.agent.observe, { clock: context.clock, logger: context.logger, ...nodeCgroupOf(context) });
+}
+
+function nodeCgroupOf(context: NodeSideContext): { nodeCgroup?: string } {
+  return context.nodeCgroup === undefined ? {} : { nodeCgroup: context.nodeCgroup };
+}

@@ -1,0 +1,128 @@
+// One handler table per section of the agent's own settings (observe, notifier, actions,
+// reporting, taintEviction, server): which keys each section has, how each value is read, and
+// where it lands in the settings being built. Cross-field rules are agent-settings.ts's.
+
+import type { ActionSettings, CgroupDriverSetting, NotifierModeSetting, NotifierSettings, ObserveSettings, ObserveSource, PodRemovalMethod, ReportingSettings, ServerSettings, TaintEvictionSettings } from '../api/agent-settings.js';
+import type { ConfigReader, EntryHandler, MapEntry } from './config-reader.js';
+import type { SettingReaders } from './setting-readers.js';
+
+export type Mutable<T> = { -readonly [K in keyof T]: T[K] extends object ? (T[K] extends readonly unknown[] ? T[K] : Mutable<T[K]>) : T[K] };
+
+// By the key as the file spells it (`psiWindow`, where the setting is `psiWindowMs`).
+type Handlers = Readonly<Record<string, EntryHandler>>;
+
+// A label-style qualified name (`example.com/name`), as a taint key must be.
+const QUALIFIED_NAME = /^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+export const DNS_SUBDOMAIN = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/;
+
+/** `observe`; `containerFsPathSet` records whether the file named a containerfs path. */
+export function observeSection(r: SettingReaders, reader: ConfigReader, observe: Mutable<ObserveSettings>, containerFsPathSet: () => void): Handlers {
+  const path = (assign: (value: string) => void): EntryHandler => (e) => r.absolutePath(e, assign);
+  return {
+    source: r.oneOf<ObserveSource>(['cgroupfs', 'kubelet'], (v) => (observe.source = v)),
+    hostRoot: path((v) => (observe.hostRoot = v)),
+    cgroupRoot: path((v) => (observe.cgroupRoot = v)),
+    procRoot: path((v) => (observe.procRoot = v)),
+    kubeletRootDir: path((v) => (observe.kubeletRootDir = v)),
+    imageFsPath: path((v) => (observe.imageFsPath = v)),
+    containerFsPath: path((v) => {
+      observe.containerFsPath = v;
+      containerFsPathSet();
+    }),
+    podLogsDir: path((v) => (observe.podLogsDir = v)),
+    cgroupDriver: r.oneOf<CgroupDriverSetting>(['auto', 'cgroupfs', 'systemd'], (v) => (observe.cgroupDriver = v)),
+    // Joined under the cgroup mount: it must not climb out of the hierarchy.
+    podCgroupRoot: (e) => r.matching(e, (v) => !v.split('/').includes('..'), 'a cgroup path inside the hierarchy (no "..")', (v) => (observe.podCgroupRoot = v)),
+    kubeletUrl: (e) => {
+      const value = reader.string(e.valueNode, e.field, '"https://127.0.0.1:10250"');
+      if (value === undefined) return;
+      if (!URL.canParse(value) || !['http:', 'https:'].includes(new URL(value).protocol)) {
+        reader.problem(e.field, e.valueNode, `must be an http or https URL: ${JSON.stringify(value)}`);
+        return;
+      }
+      observe.kubeletUrl = value;
+    },
+    kubeletTokenFile: path((v) => (observe.kubeletTokenFile = v)),
+    kubeletInsecureSkipVerify: (e) => r.bool(e, (v) => (observe.kubeletInsecureSkipVerify = v)),
+    diskUsageInterval: (e) => r.duration(e, (ms) => (observe.diskUsageIntervalMs = ms)),
+  };
+}
+
+/** `notifier`; `onTimingEntry` keeps the entries the cross-field checks point at. */
+export function notifierSection(r: SettingReaders, notifier: Mutable<NotifierSettings>, onTimingEntry: (key: 'window' | 'stall' | 'fastCheck', entry: MapEntry) => void): Handlers {
+  return {
+    mode: r.oneOf<NotifierModeSetting>(['auto', 'memcg-v1', 'psi', 'disabled'], (v) => (notifier.mode = v)),
+    psiStallThreshold: (e) => {
+      onTimingEntry('stall', e);
+      r.duration(e, (ms) => (notifier.psiStallThresholdMs = ms));
+    },
+    psiWindow: (e) => {
+      onTimingEntry('window', e);
+      r.duration(e, (ms) => (notifier.psiWindowMs = ms));
+    },
+    fastCheckInterval: (e) => {
+      onTimingEntry('fastCheck', e);
+      r.duration(e, (ms) => (notifier.fastCheckIntervalMs = ms));
+    },
+  };
+}
+
+export function actionsSection(r: SettingReaders, actions: Mutable<ActionSettings>): Handlers {
+  return {
+    dryRun: (e) => r.bool(e, (v) => (actions.dryRun = v)),
+    hardEviction: r.oneOf<PodRemovalMethod>(['delete', 'eviction-api'], (v) => (actions.hardEviction = v)),
+    softEviction: r.oneOf<PodRemovalMethod>(['eviction-api', 'delete'], (v) => (actions.softEviction = v)),
+    localTermination: (e) => r.bool(e, (v) => (actions.localTermination = v)),
+    localTerminationGracePeriod: (e) => r.duration(e, (ms) => (actions.localTerminationGracePeriodMs = ms), true),
+    podCleanupTimeout: (e) => r.duration(e, (ms) => (actions.podCleanupTimeoutMs = ms)),
+    setDisruptionTargetCondition: (e) => r.bool(e, (v) => (actions.setDisruptionTargetCondition = v)),
+  };
+}
+
+export function reportingSection(r: SettingReaders, reader: ConfigReader, reporting: Mutable<ReportingSettings>): Handlers {
+  const taint: Handlers = {
+    enabled: (e) => r.bool(e, (v) => (reporting.taint.enabled = v)),
+    key: (e) => r.matching(e, (v) => QUALIFIED_NAME.test(v), 'a qualified name such as "example.com/pressure"', (v) => (reporting.taint.key = v)),
+    effect: (e) => {
+      const value = reader.string(e.valueNode, e.field, '"NoSchedule"');
+      if (value === undefined || value === 'NoSchedule') return;
+      reader.problem(e.field, e.valueNode, `only "NoSchedule" is supported, not ${JSON.stringify(value)}: a NoExecute pressure taint would evict every pod that does not tolerate it, not the one the engine chose`);
+    },
+  };
+  return {
+    nodeConditions: (e) => r.bool(e, (v) => (reporting.nodeConditions = v)),
+    conditionTypePrefix: (e) => {
+      const value = reader.string(e.valueNode, e.field, '"kube-eviction-agent.io/"');
+      if (value === undefined) return;
+      // A prefix keeps the agent's conditions apart from the kubelet's own MemoryPressure, which
+      // the kubelet would overwrite on its next status update.
+      if (!value.endsWith('/') || !DNS_SUBDOMAIN.test(value.slice(0, -1))) {
+        reader.problem(e.field, e.valueNode, `must be a DNS subdomain followed by "/", such as "kube-eviction-agent.io/": ${JSON.stringify(value)}`);
+        return;
+      }
+      reporting.conditionTypePrefix = value;
+    },
+    taint: (e) => reader.section(e.valueNode, e.field, taint),
+    events: (e) => r.bool(e, (v) => (reporting.events = v)),
+  };
+}
+
+export function taintEvictionSection(r: SettingReaders, taintEviction: Mutable<TaintEvictionSettings>): Handlers {
+  return {
+    enabled: (e) => r.bool(e, (v) => (taintEviction.enabled = v)),
+    useEvictionApi: (e) => r.bool(e, (v) => (taintEviction.useEvictionApi = v)),
+    evictionApiDeadline: (e) => r.duration(e, (ms) => (taintEviction.evictionApiDeadlineMs = ms), true),
+    uidPrecondition: (e) => r.bool(e, (v) => (taintEviction.uidPrecondition = v)),
+    skipTerminatingPods: (e) => r.bool(e, (v) => (taintEviction.skipTerminatingPods = v)),
+    comparisonOperators: (e) => r.bool(e, (v) => (taintEviction.comparisonOperators = v)),
+    countFromTimeAdded: (e) => r.bool(e, (v) => (taintEviction.countFromTimeAdded = v)),
+    deleteRetries: (e) => r.integer(e, 0, 100, (v) => (taintEviction.deleteRetries = v)),
+  };
+}
+
+export function serverSection(r: SettingReaders, server: Mutable<ServerSettings>): Handlers {
+  return {
+    address: (e) => r.nonEmptyString(e, (v) => (server.address = v)),
+    port: (e) => r.integer(e, 0, 65535, (v) => (server.port = v)),
+  };
+}

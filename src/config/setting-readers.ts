@@ -1,0 +1,68 @@
+// The value readers of the agent's own sections: each reads one entry with the kubelet's decoding
+// rules, reports what is wrong with it at its field path and line, and hands a valid value to the
+// section that assigns it. Nothing here defaults: an absent or invalid entry leaves the default.
+
+import { posix } from 'node:path';
+import type { ConfigReader, EntryHandler, MapEntry } from './config-reader.js';
+
+export class SettingReaders {
+  constructor(private readonly reader: ConfigReader) {}
+
+  /** A Go duration above zero (or zero too, with `allowZero`), in milliseconds. */
+  duration(entry: MapEntry, assign: (ms: number) => void, allowZero = false): void {
+    const duration = this.reader.duration(entry.valueNode, entry.field);
+    if (duration === undefined) return;
+    if (duration.ms < 0 || (!allowZero && duration.ms === 0)) {
+      this.reader.problem(entry.field, entry.valueNode, `must be ${allowZero ? 'zero or positive' : 'positive'}: ${duration.raw}`);
+      return;
+    }
+    assign(duration.ms);
+  }
+
+  bool(entry: MapEntry, assign: (value: boolean) => void): void {
+    const value = this.reader.boolean(entry.valueNode, entry.field);
+    if (value !== undefined) assign(value);
+  }
+
+  integer(entry: MapEntry, min: number, max: number, assign: (value: number) => void): void {
+    const value = this.reader.integer(entry.valueNode, entry.field, min, max);
+    if (value !== undefined) assign(value);
+  }
+
+  oneOf<T extends string>(allowed: readonly T[], assign: (value: T) => void): EntryHandler {
+    return (entry) => {
+      const value = this.reader.enumeration(entry.valueNode, entry.field, allowed);
+      if (value !== undefined) assign(value);
+    };
+  }
+
+  /** An absolute path, normalized without a trailing slash, so joining and comparing paths is predictable. */
+  absolutePath(entry: MapEntry, assign: (path: string) => void): void {
+    const value = this.reader.string(entry.valueNode, entry.field, 'an absolute path');
+    if (value === undefined) return;
+    if (!value.startsWith('/')) {
+      this.reader.problem(entry.field, entry.valueNode, `must be an absolute path: ${JSON.stringify(value)}`);
+      return;
+    }
+    const normalized = posix.normalize(value);
+    assign(normalized.length > 1 ? normalized.replace(/\/+$/, '') : normalized);
+  }
+
+  nonEmptyString(entry: MapEntry, assign: (value: string) => void): void {
+    const value = this.reader.string(entry.valueNode, entry.field);
+    if (value === undefined) return;
+    if (value.trim() === '') {
+      this.reader.problem(entry.field, entry.valueNode, 'must not be empty');
+      return;
+    }
+    assign(value);
+  }
+
+  /** A non-empty string that passes `valid`; otherwise `must be <what>`. */
+  matching(entry: MapEntry, valid: (value: string) => boolean, what: string, assign: (value: string) => void): void {
+    this.nonEmptyString(entry, (value) => {
+      if (valid(value)) assign(value);
+      else this.reader.problem(entry.field, entry.valueNode, `must be ${what}: ${JSON.stringify(value)}`);
+    });
+  }
+}
