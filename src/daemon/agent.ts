@@ -12,7 +12,7 @@ import type { SynchronizeResult } from '../eviction/types.js';
 import { ConfigWatcher } from './config-watcher.js';
 import { EvictionExecutor, type ExecutorSettings } from './eviction-executor.js';
 import { EvictionLoop, type LoopSettings, type SyncTrigger } from './eviction-loop.js';
-import { startOpsServer, type OpsServer } from './http-server.js';
+import { startOpsServer, type HealthState, type OpsServer } from './http-server.js';
 import { createAgentMetrics, type AgentMetrics } from './metrics.js';
 import { NodeStatusReporter, type NodeStatusSettings } from './node-status.js';
 import type { ClusterView, EventRecorder, LocalTerminator, MemoryThresholdNotifier, NodeObserver, NodeReporter, PodActions } from './ports.js';
@@ -86,14 +86,26 @@ function gatedEvents(events: EventRecorder, enabled: () => boolean): EventRecord
   };
 }
 
-export async function startAgent(options: AgentOptions, deps: AgentDeps): Promise<RunningAgent> {
-  const log = deps.logger.child({ component: 'agent' });
-  const metrics = deps.metrics ?? createAgentMetrics();
-  let config = options.config;
-  const dryRun = (): boolean => options.dryRun === true || config.agent.actions.dryRun;
-  const events = gatedEvents(deps.events, () => config.agent.reporting.events && !dryRun());
-  metrics.configInfo.set({ kind: config.kind }, 1);
+/** The agent's parts, built on the caller's ports, with what a reload must reach. */
+interface AgentParts {
+  readonly manager: EvictionManager;
+  readonly executor: EvictionExecutor;
+  readonly nodeStatus: NodeStatusReporter;
+  readonly taints: TaintController;
+  readonly loop: EvictionLoop;
+}
 
+// The configuration in force, shared by the parts that read it at each use.
+interface LiveConfig {
+  current: LoadedConfig;
+  readonly dryRunFlag: boolean;
+}
+
+const isDryRun = (live: LiveConfig): boolean => live.dryRunFlag || live.current.agent.actions.dryRun;
+
+function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, metrics: AgentMetrics, events: EventRecorder): AgentParts {
+  const config = live.current;
+  const dryRun = (): boolean => isDryRun(live);
   const manager = new EvictionManager(config.eviction);
   const executor = new EvictionExecutor(executorSettings(config, options.nodeName, dryRun()), {
     cluster: deps.cluster,
@@ -130,81 +142,102 @@ export async function startAgent(options: AgentOptions, deps: AgentDeps): Promis
       await nodeStatus.report(result.nodeConditions, result.nowMs);
     },
   });
+  return { manager, executor, nodeStatus, taints, loop };
+}
 
-  const apply = (next: LoadedConfig): void => {
-    config = next;
-    manager.updateConfig(next.eviction);
-    executor.updateSettings(executorSettings(next, options.nodeName, dryRun()));
-    nodeStatus.updateSettings(statusSettings(next, dryRun()));
-    taints.updateSettings(next.agent.taintEviction);
-    metrics.configInfo.reset();
-    metrics.configInfo.set({ kind: next.kind }, 1);
-    loop.updateSettings(loopSettings(next));
+// A new configuration reaches every part; what carries over is each part's to decide.
+function applyConfig(next: LoadedConfig, live: LiveConfig, parts: AgentParts, nodeName: string, metrics: AgentMetrics): void {
+  live.current = next;
+  parts.manager.updateConfig(next.eviction);
+  parts.executor.updateSettings(executorSettings(next, nodeName, isDryRun(live)));
+  parts.nodeStatus.updateSettings(statusSettings(next, isDryRun(live)));
+  parts.taints.updateSettings(next.agent.taintEviction);
+  metrics.configInfo.reset();
+  metrics.configInfo.set({ kind: next.kind }, 1);
+  parts.loop.updateSettings(loopSettings(next));
+}
+
+// Hot reload: a valid new file is applied; an invalid one keeps the old and is reported.
+function reloadWatcher(reload: NonNullable<AgentOptions['reload']>, apply: (next: LoadedConfig) => void, metrics: AgentMetrics, events: EventRecorder, logger: Logger): ConfigWatcher {
+  const log = logger.child({ component: 'agent' });
+  return new ConfigWatcher(
+    {
+      path: reload.path,
+      apply: (text) => {
+        apply(reload.parse(text));
+        metrics.configReloads.inc({ result: 'applied' });
+        log.info('configuration reloaded', { path: reload.path });
+      },
+      onRejected: async (err) => {
+        metrics.configReloads.inc({ result: 'rejected' });
+        const message = errorMessage(err);
+        log.error('configuration reload rejected; keeping the previous configuration', { path: reload.path, err: message });
+        await events.nodeEvent({ type: 'Warning', reason: 'ConfigReloadFailed', message: `Invalid configuration ${reload.path} ignored, previous configuration kept: ${message}`.slice(0, 1024) });
+      },
+      logger,
+    },
+    reload.text,
+  );
+}
+
+// Live while passes keep happening; ready once the watches have synced and the node was observed.
+function healthOf(live: LiveConfig, loop: EvictionLoop, cluster: ClusterView, metrics: AgentMetrics, clock: Clock): HealthState {
+  return {
+    live: () => {
+      const { lastSyncAtMs } = loop.health;
+      const config = live.current;
+      // Three housekeeping intervals plus the cleanup wait of slack.
+      const slackMs = 3 * config.eviction.housekeepingIntervalMs + config.agent.actions.podCleanupTimeoutMs;
+      if (lastSyncAtMs !== null && clock.nowMs() - lastSyncAtMs > slackMs) return `no synchronize pass for ${Math.round((clock.nowMs() - lastSyncAtMs) / 1000)}s`;
+      return null;
+    },
+    ready: () => {
+      const reasons = [];
+      if (!cluster.synced) reasons.push('pod and node watches not synced');
+      if (!loop.health.observeOk) reasons.push('the node has not been observed successfully (see the logs)');
+      metrics.ready.set(reasons.length === 0 ? 1 : 0);
+      return reasons.length === 0 ? null : reasons.join('; ');
+    },
   };
-  const watcher =
-    options.reload === null
-      ? null
-      : new ConfigWatcher(
-          {
-            path: options.reload.path,
-            apply: (text) => {
-              apply((options.reload as NonNullable<AgentOptions['reload']>).parse(text));
-              metrics.configReloads.inc({ result: 'applied' });
-              log.info('configuration reloaded', { path: options.reload?.path });
-            },
-            onRejected: async (err) => {
-              metrics.configReloads.inc({ result: 'rejected' });
-              const message = errorMessage(err);
-              log.error('configuration reload rejected; keeping the previous configuration', { path: options.reload?.path, err: message });
-              await events.nodeEvent({ type: 'Warning', reason: 'ConfigReloadFailed', message: `Invalid configuration ${options.reload?.path ?? ''} ignored, previous configuration kept: ${message}`.slice(0, 1024) });
-            },
-            logger: deps.logger,
-          },
-          options.reload.text,
-        );
+}
+
+export async function startAgent(options: AgentOptions, deps: AgentDeps): Promise<RunningAgent> {
+  const log = deps.logger.child({ component: 'agent' });
+  const metrics = deps.metrics ?? createAgentMetrics();
+  const live: LiveConfig = { current: options.config, dryRunFlag: options.dryRun === true };
+  const events = gatedEvents(deps.events, () => live.current.agent.reporting.events && !isDryRun(live));
+  metrics.configInfo.set({ kind: live.current.kind }, 1);
+  const parts = buildParts(options, deps, live, metrics, events);
+  const watcher = options.reload === null ? null : reloadWatcher(options.reload, (next) => applyConfig(next, live, parts, options.nodeName, metrics), metrics, events, deps.logger);
 
   // Start-up order: the watches first (decisions need the pods), then the loop, then reload and
   // the endpoint. The loop runs even before the watches sync: observing costs nothing, and a
   // pass with no pods evicts nothing.
   await deps.cluster.start();
-  taints.start();
-  loop.start();
+  parts.taints.start();
+  parts.loop.start();
   watcher?.start();
-  const port = options.serverPort ?? config.agent.server.port;
+  const { address, port: configuredPort } = live.current.agent.server;
+  const port = options.serverPort ?? configuredPort;
   let ops: OpsServer | null = null;
   if (port !== 0 || options.serverPort === 0) {
-    ops = await startOpsServer(config.agent.server.address, port, metrics.registry, {
-      live: () => {
-        const { lastSyncAtMs } = loop.health;
-        // Live while passes keep happening: three housekeeping intervals plus the cleanup wait of slack.
-        const slackMs = 3 * config.eviction.housekeepingIntervalMs + config.agent.actions.podCleanupTimeoutMs;
-        if (lastSyncAtMs !== null && deps.clock.nowMs() - lastSyncAtMs > slackMs) return `no synchronize pass for ${Math.round((deps.clock.nowMs() - lastSyncAtMs) / 1000)}s`;
-        return null;
-      },
-      ready: () => {
-        const reasons = [];
-        if (!deps.cluster.synced) reasons.push('pod and node watches not synced');
-        if (!loop.health.observeOk) reasons.push('the node has not been observed successfully (see the logs)');
-        metrics.ready.set(reasons.length === 0 ? 1 : 0);
-        return reasons.length === 0 ? null : reasons.join('; ');
-      },
-    });
-    log.info('serving /metrics, /healthz and /readyz', { address: config.agent.server.address, port: ops.port });
+    ops = await startOpsServer(address, port, metrics.registry, healthOf(live, parts.loop, deps.cluster, metrics, deps.clock));
+    log.info('serving /metrics, /healthz and /readyz', { address, port: ops.port });
   }
 
   let stopping: Promise<void> | null = null;
   return {
     metrics,
-    loop,
+    loop: parts.loop,
     opsPort: ops?.port ?? null,
-    config: () => config,
+    config: () => live.current,
     reloadNow: async () => (watcher === null ? 'disabled' : watcher.reload()),
     stop: () => {
       stopping ??= (async () => {
         log.info('stopping');
         await watcher?.stop();
-        await taints.stop();
-        await loop.stop();
+        await parts.taints.stop();
+        await parts.loop.stop();
         deps.observer.close?.();
         await deps.cluster.stop();
         await ops?.stop();
