@@ -7,11 +7,10 @@
 // policy/v1 Eviction subresource checked against PodDisruptionBudgets, and core/v1 Events with the
 // API server's validation. It also lets a test break things on purpose: injected faults and
 // delays, closed or expired watches, a server that goes down and comes back. This file is its
-// public entry; the parts live under api-stand-in/.
+// public entry; the parts live under api-stand-in/, one file per concept: the object model
+// (objects.ts), the wire (http.ts), reads and watches (reads.ts), patches (patches.ts), writes
+// (writes.ts), and the server with its routes and handle (stand-in.ts).
 
-export type { StandInPdb } from './api-stand-in/disruption-budgets.js';
-export type { FaultSpec } from './api-stand-in/fault-injection.js';
-export { kubeconfigFor } from './api-stand-in/kubeconfig-for.js';
-export type { ApiStandIn, ApiStandInOptions } from './api-stand-in/public-api.js';
-export type { RecordedRequest } from './api-stand-in/request-log.js';
-export { startApiStandIn } from './api-stand-in/stand-in.js';
+export type { FaultSpec, RecordedRequest } from './api-stand-in/http.js';
+export { kubeconfigFor, startApiStandIn, type ApiStandIn, type ApiStandInOptions } from './api-stand-in/stand-in.js';
+export type { StandInPdb } from './api-stand-in/writes.js';
