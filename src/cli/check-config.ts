@@ -1,10 +1,27 @@
 // `kube-eviction-agent check-config FILE`: prints the effective thresholds (defaults applied,
 // allocatable copies shown), or every problem found; exits non-zero on an invalid file.
 
+import type { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { formatConfigErrors, formatEffectiveThresholds } from '../config/effective-table.js';
 import { loadConfigFile } from '../config/load.js';
 import { ConfigError, formatConfigProblem } from '../errors.js';
+
+/** Checks `file`, writing the report to `out` and the problems to `err`; resolves with the exit status. */
+export async function checkConfig(file: string, out: Writable, err: Writable): Promise<number> {
+  try {
+    const loaded = await loadConfigFile(file);
+    out.write(`${file}: valid ${loaded.kind}\n\n${formatEffectiveThresholds(loaded)}\n`);
+    if (loaded.warnings.length > 0) {
+      out.write(`\nwarnings:\n${loaded.warnings.map((w) => `  ${formatConfigProblem(w)}`).join('\n')}\n`);
+    }
+    return 0;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    err.write(`${file}: invalid configuration (${error.problems.length} problem${error.problems.length === 1 ? '' : 's'})\n${formatConfigErrors(error)}\n`);
+    return 1;
+  }
+}
 
 export function registerCheckConfig(program: Command): void {
   program
@@ -12,16 +29,6 @@ export function registerCheckConfig(program: Command): void {
     .description('Validate a configuration file and print the effective eviction thresholds')
     .argument('<file>', 'AgentConfiguration or KubeletConfiguration (kubelet.config.k8s.io/v1beta1) file')
     .action(async (file: string) => {
-      try {
-        const loaded = await loadConfigFile(file);
-        process.stdout.write(`${file}: valid ${loaded.kind}\n\n${formatEffectiveThresholds(loaded)}\n`);
-        if (loaded.warnings.length > 0) {
-          process.stdout.write(`\nwarnings:\n${loaded.warnings.map((w) => `  ${formatConfigProblem(w)}`).join('\n')}\n`);
-        }
-      } catch (err) {
-        if (!(err instanceof ConfigError)) throw err;
-        process.stderr.write(`${file}: invalid configuration (${err.problems.length} problem${err.problems.length === 1 ? '' : 's'})\n${formatConfigErrors(err)}\n`);
-        process.exitCode = 1;
-      }
+      process.exitCode = await checkConfig(file, process.stdout, process.stderr);
     });
 }

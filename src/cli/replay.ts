@@ -6,12 +6,12 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { Command } from 'commander';
-import { loadConfigFile } from '../config/load.js';
+import type { EvictionConfig } from '../api/eviction-config.js';
 import { formatConfigErrors } from '../config/effective-table.js';
+import { loadConfigFile } from '../config/load.js';
 import { ConfigError, ReplayInputError } from '../errors.js';
 import { parseReplayLine } from '../replay/input.js';
 import { ReplayRunner } from '../replay/runner.js';
-import type { EvictionConfig } from '../api/eviction-config.js';
 import { pickTaintOptions, type TaintOptions } from '../taint/taint-options.js';
 
 /** Replays `input` into `output`; resolves with the number of steps, rejects with ReplayInputError. */
@@ -41,6 +41,34 @@ export async function replayStream(config: EvictionConfig, input: Readable, outp
   return steps;
 }
 
+/** The streams a command reads and writes (the process's, or a test's). */
+export interface CommandStreams {
+  readonly stdin: Readable;
+  readonly stdout: Writable;
+  readonly stderr: Writable;
+}
+
+/** `replay --config FILE INPUT`: resolves with the exit status (1 for a bad configuration or input line). */
+export async function replayCommand(configPath: string, inputPath: string, streams: CommandStreams): Promise<number> {
+  let config;
+  try {
+    config = await loadConfigFile(configPath);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    streams.stderr.write(`${configPath}: invalid configuration\n${formatConfigErrors(err)}\n`);
+    return 1;
+  }
+  const input = inputPath === '-' ? streams.stdin : createReadStream(inputPath);
+  try {
+    await replayStream(config.eviction, input, streams.stdout, pickTaintOptions(config.agent.taintEviction));
+    return 0;
+  } catch (err) {
+    if (!(err instanceof ReplayInputError)) throw err;
+    streams.stderr.write(`${inputPath === '-' ? 'stdin' : inputPath}: ${err.message}\n`);
+    return 1;
+  }
+}
+
 export function registerReplay(program: Command): void {
   program
     .command('replay')
@@ -48,27 +76,6 @@ export function registerReplay(program: Command): void {
     .requiredOption('-c, --config <file>', 'AgentConfiguration or KubeletConfiguration file')
     .argument('[input]', 'recording file, or - for standard input', '-')
     .action(async (inputPath: string, options: { config: string }) => {
-      let config;
-      try {
-        config = await loadConfigFile(options.config);
-      } catch (err) {
-        if (err instanceof ConfigError) {
-          process.stderr.write(`${options.config}: invalid configuration\n${formatConfigErrors(err)}\n`);
-          process.exitCode = 1;
-          return;
-        }
-        throw err;
-      }
-      const input = inputPath === '-' ? process.stdin : createReadStream(inputPath);
-      try {
-        await replayStream(config.eviction, input, process.stdout, pickTaintOptions(config.agent.taintEviction));
-      } catch (err) {
-        if (err instanceof ReplayInputError) {
-          process.stderr.write(`${inputPath === "-" ? "stdin" : inputPath}: ${err.message}\n`);
-          process.exitCode = 1;
-          return;
-        }
-        throw err;
-      }
+      process.exitCode = await replayCommand(options.config, inputPath, process);
     });
 }

@@ -3,8 +3,8 @@
 // renders what was decided as one output line.
 
 import type { EvictionConfig } from '../api/eviction-config.js';
-import type { Node, Pod } from '../api/pod.js';
-import { podKey } from '../api/pod.js';
+import { ManualClock } from '../api/manual-clock.js';
+import { podKey, type Node, type Pod } from '../api/pod.js';
 import type { Summary } from '../api/summary.js';
 import { isHardEvictionThreshold, type Threshold } from '../api/threshold.js';
 import { EvictionManager } from '../eviction/manager.js';
@@ -13,7 +13,6 @@ import type { TaintEvent } from '../taint/taint-event.js';
 import { TaintHandler } from '../taint/taint-handler.js';
 import type { TaintOptions } from '../taint/taint-options.js';
 import { formatRfc3339, type ReplayStep } from './input.js';
-import { ReplayClock } from './replay-clock.js';
 
 export interface ReplayThresholdLine {
   readonly signal: string;
@@ -102,7 +101,7 @@ function boundTo(pods: readonly Pod[], nodeName: string): Pod[] {
  */
 export class ReplayRunner {
   private readonly manager: EvictionManager;
-  private readonly clock = new ReplayClock();
+  private readonly clock = new ManualClock();
   private readonly taintOptions: Partial<TaintOptions>;
   private taintHandler: TaintHandler | null = null;
   private taintPods: Pod[] = [];

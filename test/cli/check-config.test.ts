@@ -1,25 +1,13 @@
 // `check-config` as an operator runs it: the effective thresholds of a valid file, every problem
-// of an invalid one, and the exit status.
+// of an invalid one, and the exit status. The tables run the command in process; the shipped
+// kubelet file, a YAML syntax error and a missing file go through the built command line.
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT, runCli } from './run-cli.js';
-
-function checkConfig(text: string): ReturnType<typeof runCli> {
-  const dir = mkdtempSync(join(tmpdir(), 'kea-check-'));
-  try {
-    const path = join(dir, 'config.yaml');
-    writeFileSync(path, text);
-    return runCli(['check-config', path]);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+import { checkConfigText, checkConfigTextThroughCli, REPO_ROOT, runCli } from './run-cli.js';
 
 describe('check-config', () => {
-  test('a valid file prints the effective thresholds, defaults and allocatable copies included', () => {
-    const result = checkConfig('evictionSoft:\n  memory.available: 1Gi\nevictionSoftGracePeriod:\n  memory.available: 30s\nmergeDefaultEvictionSettings: true\nevictionHard:\n  memory.available: 500Mi\n');
+  test('a valid file prints the effective thresholds, defaults and allocatable copies included', async () => {
+    const result = await checkConfigText('evictionSoft:\n  memory.available: 1Gi\nevictionSoftGracePeriod:\n  memory.available: 30s\nmergeDefaultEvictionSettings: true\nevictionHard:\n  memory.available: 500Mi\n');
     expect(result.status).toBe(0);
     for (const expected of ['memory.available', 'allocatableMemory.available', 'nodefs.available', 'imagefs.inodesFree', '500Mi', '1Gi', '30s', '10%']) {
       expect(result.stdout).toContain(expected);
@@ -52,16 +40,22 @@ describe('check-config', () => {
     { name: 'unknown-top-level-key', yaml: 'evictonHard:\n  memory.available: 1Gi\n', message: /evictonHard/ },
     { name: 'yaml-syntax-error-names-the-line', yaml: 'evictionHard:\n  memory.available: 1Gi\n bad: [\n', message: /config\.yaml:3:\d+: /i },
   ];
+  test('through the command line: an invalid file exits 1 and names the line', async () => {
+    const result = await checkConfigTextThroughCli('evictionHard:\n  memory.available: 1Gi\n bad: [\n');
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/config\.yaml:3:\d+: /);
+  });
+
   for (const tc of invalid) {
-    test(`rejects ${tc.name}`, () => {
-      const result = checkConfig(tc.yaml);
+    test(`rejects ${tc.name}`, async () => {
+      const result = await checkConfigText(tc.yaml);
       expect(result.status).toBe(1);
       expect(result.stderr).toMatch(tc.message);
     });
   }
 
-  test('every problem in a file is reported, not only the first', () => {
-    const result = checkConfig('evictionHard:\n  mem.available: 1Gi\n  nodefs.available: "0"\nevictionSoft:\n  memory.available: 1Gi\n');
+  test('every problem in a file is reported, not only the first', async () => {
+    const result = await checkConfigText('evictionHard:\n  mem.available: 1Gi\n  nodefs.available: "0"\nevictionSoft:\n  memory.available: 1Gi\n');
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/3 problems/);
     expect(result.stderr).toMatch(/unsupported eviction signal mem\.available/);
@@ -69,8 +63,8 @@ describe('check-config', () => {
     expect(result.stderr).toMatch(/grace period must be specified/);
   });
 
-  test('0% and 100% disable a threshold instead of failing', () => {
-    const result = checkConfig('evictionHard:\n  memory.available: 100Mi\n  nodefs.available: "0%"\nevictionSoft:\n  nodefs.inodesFree: "100%"\n');
+  test('0% and 100% disable a threshold instead of failing', async () => {
+    const result = await checkConfigText('evictionHard:\n  memory.available: 100Mi\n  nodefs.available: "0%"\nevictionSoft:\n  nodefs.inodesFree: "100%"\n');
     expect(result.status).toBe(0);
     expect(result.stdout).not.toMatch(/nodefs\.available/);
   });

@@ -1,10 +1,11 @@
 // The kubelet's decisions, driven end to end through the `replay` command: each scenario is a
-// recording and a config, and the assertions are on the command's output lines.
+// recording and a config, and the assertions are on the command's output lines. The tables run
+// the command in process; the shipped example and a bad line go through the built command line.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { emptyDirVolume, makePod, makePodStats, makeContainer } from '../fixtures/pods.js';
-import { REPO_ROOT, replay, runCli } from './run-cli.js';
+import { emptyDirVolume, makeContainer, makePod, makePodStats } from '../fixtures/pods.js';
+import { replay, replayThroughCli, REPO_ROOT, runCli } from './run-cli.js';
 
 const Mi = 1024 ** 2;
 const Gi = 1024 ** 3;
@@ -19,8 +20,8 @@ interface OutLine {
   taintEvictions: { pod: string; action: string; at: string; fireAt?: string }[];
 }
 
-function run(configYaml: string, steps: unknown[]): OutLine[] {
-  const result = replay(configYaml, steps);
+async function run(configYaml: string, steps: unknown[]): Promise<OutLine[]> {
+  const result = await replay(configYaml, steps);
   expect(result.stderr).toBe('');
   expect(result.status).toBe(0);
   expect(result.lines).toHaveLength(steps.length);
@@ -54,11 +55,11 @@ describe('replay reproduces the kubelet eviction manager (through the command)',
     expect(lines[1]?.thresholdsMet).toEqual([]);
   });
 
-  test('minimum reclaim keeps a resolved threshold met until the reclaim is done (kubelet TestMinReclaim)', () => {
+  test('minimum reclaim keeps a resolved threshold met until the reclaim is done (kubelet TestMinReclaim)', async () => {
     const config = 'evictionHard:\n  memory.available: 1Gi\nevictionMinimumReclaim:\n  memory.available: 500Mi\n';
     const pods = [makePod({ name: 'best-effort-high', priority: 0 }), makePod({ name: 'best-effort-low', priority: 0 })];
     const stats = (a: number, b: number): unknown[] => [makePodStats(pods[0]!, { workingSetBytes: a, containerWorkingSetBytes: a }), makePodStats(pods[1]!, { workingSetBytes: b, containerWorkingSetBytes: b })];
-    const lines = run(config, [
+    const lines = await run(config, [
       { time: at(0), summary: memorySummary(8 * Gi, 500 * Mi, stats(2 * Gi, Gi)), pods },
       { time: at(10), summary: memorySummary(8 * Gi, Math.trunc(1.2 * Gi), stats(2 * Gi, Gi)) },
       { time: at(20), summary: memorySummary(8 * Gi, 2 * Gi, stats(2 * Gi, Gi)) },
@@ -74,11 +75,11 @@ describe('replay reproduces the kubelet eviction manager (through the command)',
     expect(lines[2]?.nodeConditions).toEqual(['MemoryPressure']);
   });
 
-  test('PID pressure ranks by priority, then by process count', () => {
+  test('PID pressure ranks by priority, then by process count', async () => {
     const config = 'evictionHard:\n  pid.available: "1000"\n';
     const pods = [makePod({ name: 'low-priority-few', priority: 0 }), makePod({ name: 'low-priority-many', priority: 0 }), makePod({ name: 'high-priority-most', priority: 1000 })];
     const counts = [5, 50, 500];
-    const lines = run(config, [
+    const lines = await run(config, [
       { time: at(0), summary: { node: { rlimit: { maxpid: 32768, curproc: 32000 } }, pods: pods.map((p, i) => makePodStats(p, { processCount: counts[i] })) }, pods },
     ]);
     expect(lines[0]?.nodeConditions).toEqual(['PIDPressure']);
@@ -150,8 +151,8 @@ describe('replay reproduces the kubelet eviction manager (through the command)',
       },
     ];
     for (const tc of cases) {
-      test(tc.name, () => {
-        const lines = run(config, [
+      test(tc.name, async () => {
+        const lines = await run(config, [
           { time: at(0), summary: { node: { fs: tc.node, runtime: tc.runtime }, pods: podStats }, pods, dedicatedImageFs: tc.dedicatedImageFs, splitContainerFs: tc.splitContainerFs },
         ]);
         expect(lines[0]?.nodeConditions).toEqual(['DiskPressure']);
@@ -160,14 +161,14 @@ describe('replay reproduces the kubelet eviction manager (through the command)',
       });
     }
 
-    test('inode pressure: every pod using inodes exceeds its (zero) inode request', () => {
+    test('inode pressure: every pod using inodes exceeds its (zero) inode request', async () => {
       const inodeConfig = 'evictionHard:\n  nodefs.inodesFree: "1000"\n';
       const inodeStats = [
         makePodStats(pods[0]!, { rootfsInodes: 100, logsInodes: 1 }),
         makePodStats(pods[1]!, { rootfsInodes: 10, logsInodes: 1, volumes: { scratch: { usedBytes: 0, inodesUsed: 50_000 } } }),
         makePodStats(pods[2]!, { rootfsInodes: 10, logsInodes: 1 }),
       ];
-      const lines = run(inodeConfig, [{ time: at(0), summary: { node: { fs: { ...(fs(50 * Gi) as object), inodesFree: 500 } }, pods: inodeStats }, pods }]);
+      const lines = await run(inodeConfig, [{ time: at(0), summary: { node: { fs: { ...(fs(50 * Gi) as object), inodesFree: 500 } }, pods: inodeStats }, pods }]);
       // On a single filesystem the containerfs threshold is a copy of nodefs's, on the same stats.
       expect(lines[0]?.thresholdsMet).toEqual([
         { signal: 'nodefs.inodesFree', hard: true, quantity: '1k', available: '500' },
@@ -179,13 +180,13 @@ describe('replay reproduces the kubelet eviction manager (through the command)',
     });
   });
 
-  test('local ephemeral-storage limits evict every violator at once, before thresholds', () => {
+  test('local ephemeral-storage limits evict every violator at once, before thresholds', async () => {
     const pods = [
       makePod({ name: 'emptydir-over', volumes: [emptyDirVolume('cache', { sizeLimit: '1Gi' })] }),
       makePod({ name: 'container-over', containers: [makeContainer('app', { limits: { 'ephemeral-storage': '100Mi' } })] }),
       makePod({ name: 'within-limits', containers: [makeContainer('app', { limits: { 'ephemeral-storage': '1Gi' } })] }),
     ];
-    const lines = run('evictionHard:\n  memory.available: 100Mi\n', [
+    const lines = await run('evictionHard:\n  memory.available: 100Mi\n', [
       {
         time: at(0),
         summary: {
@@ -206,23 +207,23 @@ describe('replay reproduces the kubelet eviction manager (through the command)',
     ]);
   });
 
-  test('critical pods are never evicted: static, mirror and system-critical priority', () => {
+  test('critical pods are never evicted: static, mirror and system-critical priority', async () => {
     const pods = [
       makePod({ name: 'static', annotations: { 'kubernetes.io/config.source': 'file' } }),
       makePod({ name: 'mirror', annotations: { 'kubernetes.io/config.mirror': 'abc' } }),
       makePod({ name: 'node-critical', priority: 2000001000 }),
     ];
     const stats = pods.map((p) => makePodStats(p, { workingSetBytes: Gi, containerWorkingSetBytes: Gi }));
-    const lines = run('evictionHard:\n  memory.available: 1Gi\n', [{ time: at(0), summary: memorySummary(8 * Gi, 500 * Mi, stats), pods }]);
+    const lines = await run('evictionHard:\n  memory.available: 1Gi\n', [{ time: at(0), summary: memorySummary(8 * Gi, 500 * Mi, stats), pods }]);
     expect(lines[0]?.nodeConditions).toEqual(['MemoryPressure']);
     expect(lines[0]?.thresholdsMet).toHaveLength(1);
     expect(lines[0]?.evictions).toEqual([]);
   });
 
-  test('stale stats: no eviction when the signal\'s timestamp has not advanced', () => {
+  test('stale stats: no eviction when the signal\'s timestamp has not advanced', async () => {
     const pods = [makePod({ name: 'victim' })];
     const stats = [makePodStats(pods[0]!, { workingSetBytes: Gi })];
-    const lines = run('evictionHard:\n  memory.available: 1Gi\n', [
+    const lines = await run('evictionHard:\n  memory.available: 1Gi\n', [
       { time: at(0), summary: memorySummary(8 * Gi, 500 * Mi, stats, at(0)), pods },
       { time: at(10), summary: memorySummary(8 * Gi, 500 * Mi, stats, at(0)) },
       { time: at(20), summary: memorySummary(8 * Gi, 500 * Mi, stats, at(15)) },
@@ -233,11 +234,11 @@ describe('replay reproduces the kubelet eviction manager (through the command)',
     expect(lines[1]?.thresholdsMet).toHaveLength(1);
   });
 
-  test('a soft threshold\'s grace timer restarts after one pass without pressure', () => {
+  test('a soft threshold\'s grace timer restarts after one pass without pressure', async () => {
     const pods = [makePod({ name: 'victim' })];
     const stats = [makePodStats(pods[0]!, { workingSetBytes: Gi })];
     const config = 'evictionSoft:\n  memory.available: 1Gi\nevictionSoftGracePeriod:\n  memory.available: 20s\n';
-    const lines = run(config, [
+    const lines = await run(config, [
       { time: at(0), summary: memorySummary(8 * Gi, 500 * Mi, stats), pods },
       { time: at(10), summary: memorySummary(8 * Gi, 2 * Gi, stats) },
       { time: at(20), summary: memorySummary(8 * Gi, 500 * Mi, stats) },
@@ -250,10 +251,10 @@ describe('replay reproduces the kubelet eviction manager (through the command)',
     expect(lines[4]?.evictions[0]?.gracePeriodSeconds).toBe(0);
   });
 
-  test('a KubeletConfiguration file is accepted as is', () => {
+  test('a KubeletConfiguration file is accepted as is', async () => {
     const config = readFileSync(join(REPO_ROOT, 'examples/config/kubelet-config.yaml'), 'utf8');
     const pods = [makePod({ name: 'victim' })];
-    const lines = run(config, [{ time: at(0), summary: memorySummary(8 * Gi, 10 * Mi, [makePodStats(pods[0]!, { workingSetBytes: Gi })]), pods }]);
+    const lines = await run(config, [{ time: at(0), summary: memorySummary(8 * Gi, 10 * Mi, [makePodStats(pods[0]!, { workingSetBytes: Gi })]), pods }]);
     expect(lines[0]?.nodeConditions).toEqual(['MemoryPressure']);
   });
 });
@@ -266,16 +267,23 @@ describe('replay stops on bad input, naming the line and the field', () => {
     { name: 'a field of the wrong type', input: `{"time":"${at(0)}","summary":{"node":{"memory":{"availableBytes":"lots"}}}}\n`, printed: 0, message: /line 1: summary\.node\.memory\.availableBytes: expected a non-negative integer/ },
   ];
   for (const tc of cases) {
-    test(tc.name, () => {
-      const result = replay('{}\n', tc.input);
+    test(tc.name, async () => {
+      const result = await replay('{}\n', tc.input);
       expect(result.status).toBe(1);
       expect(result.lines).toHaveLength(tc.printed);
       expect(result.stderr).toMatch(tc.message);
     });
   }
 
-  test('an invalid configuration is reported with every problem', () => {
-    const result = replay('evictionHard:\n  mem.available: 1Gi\nevictionSoft:\n  memory.available: 1Gi\n', `{"time":"${at(0)}"}\n`);
+  test('through the command line: exit status 1, the lines before the bad one printed, the line named', async () => {
+    const result = await replayThroughCli('{}\n', `{"time":"${at(0)}"}\n{"time":\n`);
+    expect(result.status).toBe(1);
+    expect(result.lines).toHaveLength(1);
+    expect(result.stderr).toMatch(/recording\.jsonl: line 2: invalid JSON/);
+  });
+
+  test('an invalid configuration is reported with every problem', async () => {
+    const result = await replay('evictionHard:\n  mem.available: 1Gi\nevictionSoft:\n  memory.available: 1Gi\n', `{"time":"${at(0)}"}\n`);
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/unsupported eviction signal mem\.available/);
     expect(result.stderr).toMatch(/grace period must be specified for the soft eviction threshold memory\.available/);

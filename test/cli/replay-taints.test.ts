@@ -1,9 +1,10 @@
-// NoExecute taint decisions, driven end to end through the `replay` command: timers fire at
-// their own time between steps, and each line lists what happened since the previous one.
+// NoExecute taint decisions, driven end to end through the `replay` command (in process, and
+// once through the built command line): timers fire at their own time between steps, and each
+// line lists what happened since the previous one.
 
-import type { Toleration } from '../../src/api/pod.js';
 import { makePod } from '../fixtures/pods.js';
-import { replay } from './run-cli.js';
+import type { Toleration } from '../../src/api/pod.js';
+import { replay, replayThroughCli } from './run-cli.js';
 
 const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
 const at = (seconds: number): string => new Date(T0 + seconds * 1000).toISOString().replace('.000Z', 'Z');
@@ -22,25 +23,25 @@ const node = (...taints: { key: string; effect?: string; value?: string; timeAdd
 
 const tolerating = (name: string, ...tolerations: Toleration[]) => ({ ...makePod({ name }), spec: { ...makePod({ name }).spec, tolerations } });
 
-function taintLines(steps: unknown[], configYaml = '{}\n'): TaintLine[][] {
-  const result = replay(configYaml, steps);
+async function taintLines(steps: unknown[], configYaml = '{}\n'): Promise<TaintLine[][]> {
+  const result = await replay(configYaml, steps);
   expect(result.stderr).toBe('');
   expect(result.status).toBe(0);
   return result.lines.map((l) => l.taintEvictions as TaintLine[]);
 }
 
 describe('NoExecute taints through replay', () => {
-  test('a pod that does not tolerate the taint is deleted at once', () => {
-    const lines = taintLines([{ time: at(0), node: node({ key: 'maintenance' }), pods: [makePod({ name: 'web' })] }]);
+  test('a pod that does not tolerate the taint is deleted at once', async () => {
+    const lines = await taintLines([{ time: at(0), node: node({ key: 'maintenance' }), pods: [makePod({ name: 'web' })] }]);
     expect(lines[0]).toEqual([
       { pod: 'default/web', action: 'scheduled', at: at(0), fireAt: at(0) },
       { pod: 'default/web', action: 'deleted', at: at(0) },
     ]);
   });
 
-  test('a pod tolerating for 30 s is deleted at exactly 30 s, reported on the first line after it', () => {
+  test('a pod tolerating for 30 s is deleted at exactly 30 s, reported on the first line after it', async () => {
     const pod = tolerating('web', { key: 'maintenance', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 });
-    const lines = taintLines([
+    const lines = await taintLines([
       { time: at(0), node: node({ key: 'maintenance' }), pods: [pod] },
       { time: at(29) },
       { time: at(45) },
@@ -50,24 +51,24 @@ describe('NoExecute taints through replay', () => {
     expect(lines[2]).toEqual([{ pod: 'default/web', action: 'deleted', at: at(30) }]);
   });
 
-  test('removing the taint cancels the pending deletion', () => {
+  test('removing the taint cancels the pending deletion', async () => {
     const pod = tolerating('web', { key: 'maintenance', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 });
-    const lines = taintLines([{ time: at(0), node: node({ key: 'maintenance' }), pods: [pod] }, { time: at(10), node: node() }, { time: at(60) }]);
+    const lines = await taintLines([{ time: at(0), node: node({ key: 'maintenance' }), pods: [pod] }, { time: at(10), node: node() }, { time: at(60) }]);
     expect(lines[1]).toEqual([{ pod: 'default/web', action: 'cancelled', at: at(10) }]);
     expect(lines[2]).toEqual([]);
   });
 
-  test('a deleted pod cancels its own pending deletion', () => {
+  test('a deleted pod cancels its own pending deletion', async () => {
     const pod = tolerating('web', { key: 'maintenance', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 });
-    const lines = taintLines([{ time: at(0), node: node({ key: 'maintenance' }), pods: [pod] }, { time: at(10), pods: [] }, { time: at(60) }]);
+    const lines = await taintLines([{ time: at(0), node: node({ key: 'maintenance' }), pods: [pod] }, { time: at(10), pods: [] }, { time: at(60) }]);
     expect(lines[1]).toEqual([{ pod: 'default/web', action: 'cancelled', at: at(10) }]);
     expect(lines[2]).toEqual([]);
   });
 
-  test('several pods with different tolerations go at their own times; one tolerating forever stays', () => {
+  test('several pods with different tolerations go at their own times; one tolerating forever stays', async () => {
     const toleration = (seconds?: number): Toleration => ({ key: 'maintenance', operator: 'Exists', effect: 'NoExecute', ...(seconds === undefined ? {} : { tolerationSeconds: seconds }) });
     const pods = [makePod({ name: 'none' }), tolerating('short', toleration(30)), tolerating('long', toleration(60)), tolerating('forever', toleration())];
-    const lines = taintLines([{ time: at(0), node: node({ key: 'maintenance' }), pods }, { time: at(100) }]);
+    const lines = await taintLines([{ time: at(0), node: node({ key: 'maintenance' }), pods }, { time: at(100) }]);
     const deleted = lines.flat().filter((l) => l.action === 'deleted');
     expect(deleted).toEqual([
       { pod: 'default/none', action: 'deleted', at: at(0) },
@@ -76,10 +77,10 @@ describe('NoExecute taints through replay', () => {
     ]);
   });
 
-  test('a taint added while a timer is pending: an untolerated one deletes at once, a tolerated one keeps the timer', () => {
+  test('a taint added while a timer is pending: an untolerated one deletes at once, a tolerated one keeps the timer', async () => {
     const pod = tolerating('web', { key: 'a', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 60 }, { key: 'b', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 10 });
     const other = tolerating('api', { key: 'a', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 60 });
-    const lines = taintLines([
+    const lines = await taintLines([
       { time: at(0), node: node({ key: 'a' }), pods: [pod, other] },
       // b is tolerated by web (for 10 s, but its 60 s timer is kept, as upstream), not by api.
       { time: at(5), node: node({ key: 'a' }, { key: 'b' }) },
@@ -93,9 +94,9 @@ describe('NoExecute taints through replay', () => {
     expect(lines[2]).toEqual([{ pod: 'default/web', action: 'deleted', at: at(60) }]);
   });
 
-  test('lengthened and shortened tolerations keep the original deadline (upstream rule)', () => {
+  test('lengthened and shortened tolerations keep the original deadline (upstream rule)', async () => {
     const withSeconds = (name: string, seconds: number) => tolerating(name, { key: 'k', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: seconds });
-    const lines = taintLines([
+    const lines = await taintLines([
       { time: at(0), node: node({ key: 'k' }), pods: [withSeconds('lengthened', 60), withSeconds('shortened', 60)] },
       { time: at(10), pods: [withSeconds('lengthened', 600), withSeconds('shortened', 5)] },
       { time: at(1000) },
@@ -107,23 +108,33 @@ describe('NoExecute taints through replay', () => {
     ]);
   });
 
-  test('with taintEviction.countFromTimeAdded the period counts from the taint\'s timeAdded, not from when it was seen', () => {
+  test('with taintEviction.countFromTimeAdded the period counts from the taint\'s timeAdded, not from when it was seen', async () => {
     const pod = tolerating('web', { key: 'k', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 });
     const steps = [{ time: at(0), node: node({ key: 'k', timeAdded: at(-20) }), pods: [pod] }, { time: at(60) }];
-    expect(taintLines(steps)[0]).toEqual([{ pod: 'default/web', action: 'scheduled', at: at(0), fireAt: at(30) }]);
-    expect(taintLines(steps, 'taintEviction:\n  countFromTimeAdded: true\n')[0]).toEqual([{ pod: 'default/web', action: 'scheduled', at: at(0), fireAt: at(10) }]);
+    expect((await taintLines(steps))[0]).toEqual([{ pod: 'default/web', action: 'scheduled', at: at(0), fireAt: at(30) }]);
+    expect((await taintLines(steps, 'taintEviction:\n  countFromTimeAdded: true\n'))[0]).toEqual([{ pod: 'default/web', action: 'scheduled', at: at(0), fireAt: at(10) }]);
   });
 
-  test('deleting the node does not cancel pending deletions (upstream)', () => {
+  test('through the command line, the same lines as in process', async () => {
+    const pod = tolerating('web', { key: 'maintenance', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 });
+    const steps = [{ time: at(0), node: node({ key: 'maintenance' }), pods: [pod, makePod({ name: 'other' })] }, { time: at(45) }];
+    const command = await replayThroughCli('{}\n', steps);
+    expect(command.stderr).toBe('');
+    expect(command.status).toBe(0);
+    expect(command.lines).toEqual((await replay('{}\n', steps)).lines);
+    expect(command.lines.flatMap((l) => (l.taintEvictions as TaintLine[]).filter((t) => t.action === 'deleted').map((t) => t.pod))).toEqual(['default/other', 'default/web']);
+  });
+
+  test('deleting the node does not cancel pending deletions (upstream)', async () => {
     const pod = tolerating('web', { key: 'k', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 });
-    const lines = taintLines([{ time: at(0), node: node({ key: 'k' }), pods: [pod] }, { time: at(10), node: null }, { time: at(40) }]);
+    const lines = await taintLines([{ time: at(0), node: node({ key: 'k' }), pods: [pod] }, { time: at(10), node: null }, { time: at(40) }]);
     expect(lines[1]).toEqual([]);
     expect(lines[2]).toEqual([{ pod: 'default/web', action: 'deleted', at: at(30) }]);
   });
 
-  test('NoSchedule taints and a toleration of the wrong effect: only NoExecute counts', () => {
+  test('NoSchedule taints and a toleration of the wrong effect: only NoExecute counts', async () => {
     const pod = tolerating('web', { key: 'k', operator: 'Exists', effect: 'NoSchedule' });
-    const lines = taintLines([
+    const lines = await taintLines([
       { time: at(0), node: node({ key: 'other', effect: 'NoSchedule' }), pods: [pod] },
       { time: at(10), node: node({ key: 'k' }) },
     ]);

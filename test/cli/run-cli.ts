@@ -1,11 +1,16 @@
-// Runs the built command line (`dist/src/main.js`, built by `npm test`'s pretest step) as an
-// operator would, with a config and a recording written to a temporary directory.
+// Runs the commands as an operator would, with a config and a recording written to a temporary
+// directory: in process (the command's own function, with in-memory streams) for the tables of
+// cases, and through the built command line (`dist/src/main.js`, built by `npm test`'s pretest
+// step) for the few cases that prove the real command does the same.
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { checkConfig } from '../../src/cli/check-config.js';
+import { replayCommand } from '../../src/cli/replay.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI = join(REPO_ROOT, 'dist/src/main.js');
@@ -23,21 +28,69 @@ export function runCli(args: readonly string[], input?: string, env: Record<stri
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** Replays `steps` (objects, one per line) with `configYaml`; returns the parsed output lines. */
-export function replay(configYaml: string, steps: readonly unknown[] | string): CliResult & { lines: Record<string, unknown>[] } {
-  const dir = mkdtempSync(join(tmpdir(), 'kea-replay-'));
+/** Collects what a command writes. */
+class MemoryOutput extends Writable {
+  text = '';
+
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+/** Writes `files` to a fresh directory, runs `body` with their paths, and removes the directory. */
+async function withFiles<T>(files: Readonly<Record<string, string>>, body: (paths: Record<string, string>) => Promise<T> | T): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), 'kea-cli-'));
   try {
-    const configPath = join(dir, 'config.yaml');
-    const inputPath = join(dir, 'recording.jsonl');
-    writeFileSync(configPath, configYaml);
-    writeFileSync(inputPath, typeof steps === 'string' ? steps : steps.map((s) => JSON.stringify(s)).join('\n') + '\n');
-    const result = runCli(['replay', '--config', configPath, inputPath]);
-    const lines = result.stdout
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-    return { ...result, lines };
+    const paths: Record<string, string> = {};
+    for (const [name, text] of Object.entries(files)) {
+      paths[name] = join(dir, name);
+      writeFileSync(join(dir, name), text);
+    }
+    return await body(paths);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** `check-config` on a file holding `text`, in process. */
+export async function checkConfigText(text: string): Promise<CliResult> {
+  return withFiles({ 'config.yaml': text }, async (paths) => {
+    const [stdout, stderr] = [new MemoryOutput(), new MemoryOutput()];
+    const status = await checkConfig(paths['config.yaml'] ?? '', stdout, stderr);
+    return { status, stdout: stdout.text, stderr: stderr.text };
+  });
+}
+
+/** `check-config` on a file holding `text`, through the command. */
+export async function checkConfigTextThroughCli(text: string): Promise<CliResult> {
+  return withFiles({ 'config.yaml': text }, (paths) => runCli(['check-config', paths['config.yaml'] ?? '']));
+}
+
+export type ReplayResult = CliResult & { lines: Record<string, unknown>[] };
+
+function recording(steps: readonly unknown[] | string): string {
+  return typeof steps === 'string' ? steps : steps.map((s) => JSON.stringify(s)).join('\n') + '\n';
+}
+
+function withLines(result: CliResult): ReplayResult {
+  const lines = result.stdout
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { ...result, lines };
+}
+
+/** Replays `steps` (objects, one per line) with `configYaml` in process; returns the parsed output lines. */
+export async function replay(configYaml: string, steps: readonly unknown[] | string): Promise<ReplayResult> {
+  return withFiles({ 'config.yaml': configYaml, 'recording.jsonl': recording(steps) }, async (paths) => {
+    const [stdout, stderr] = [new MemoryOutput(), new MemoryOutput()];
+    const status = await replayCommand(paths['config.yaml'] ?? '', paths['recording.jsonl'] ?? '', { stdin: Readable.from([]), stdout, stderr });
+    return withLines({ status, stdout: stdout.text, stderr: stderr.text });
+  });
+}
+
+/** The same through the command. */
+export async function replayThroughCli(configYaml: string, steps: readonly unknown[] | string): Promise<ReplayResult> {
+  return withFiles({ 'config.yaml': configYaml, 'recording.jsonl': recording(steps) }, (paths) => withLines(runCli(['replay', '--config', paths['config.yaml'] ?? '', paths['recording.jsonl'] ?? ''])));
 }

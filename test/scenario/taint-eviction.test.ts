@@ -2,7 +2,7 @@
 // checked against upstream's behaviour (reference taint-eviction.md §1.7, §1.8, §2).
 
 import { flushMicrotasks } from '../fakes/fake-clock.js';
-import { DAY_MS, FakeTaintCluster, makePod, MINUTE_MS, noExecute, SECOND_MS, T0_MS, tolerate } from '../unit/taint/fake-taint-cluster.js';
+import { DAY_MS, FakeTaintCluster, makePod, MINUTE_MS, noExecute, SECOND_MS, T0_MS, tolerate } from '../fakes/fake-taint-cluster.js';
 
 describe('immediate and delayed deletion', () => {
   test('a pod that does not tolerate a NoExecute taint is deleted at once', () => {

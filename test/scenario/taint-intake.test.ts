@@ -2,8 +2,8 @@
 // how queued work is de-duplicated and ordered, and the order of the node handling's steps
 // (reference taint-eviction.md §1.3 to §1.6).
 
+import { FakeTaintCluster, makeNode, makePod, MINUTE_MS, noExecute, noSchedule, SECOND_MS, T0_MS, tolerate } from '../fakes/fake-taint-cluster.js';
 import type { Node } from '../../src/api/pod.js';
-import { FakeTaintCluster, makeNode, makePod, MINUTE_MS, noExecute, noSchedule, SECOND_MS, T0_MS, tolerate } from '../unit/taint/fake-taint-cluster.js';
 
 describe('ignored updates', () => {
   const tainted = makeNode([noExecute('k', 'v', '2026-01-01T00:00:00Z'), noSchedule('s')]);

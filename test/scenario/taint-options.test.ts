@@ -1,7 +1,7 @@
 // Scenario scripts for the switches beyond upstream (skipTerminatingPods, comparisonOperators,
 // countFromTimeAdded) and for what a restart rebuilds: each default is upstream's behaviour.
 
-import { FakeTaintCluster, makeNode, makePod, MINUTE_MS, noExecute, SECOND_MS, T0_MS, tolerate } from '../unit/taint/fake-taint-cluster.js';
+import { FakeTaintCluster, makeNode, makePod, MINUTE_MS, noExecute, SECOND_MS, T0_MS, tolerate } from '../fakes/fake-taint-cluster.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 

@@ -4,7 +4,7 @@
 
 import type { Node, Pod } from '../../../src/api/pod.js';
 import type { ClusterViewHandle } from '../../../src/kube/index.js';
-import { NODE_NAME, names, node, pod, startHarness, waitFor, type Harness } from './harness.js';
+import { names, node, NODE_NAME, pod, startHarness, waitFor, type Harness } from './harness.js';
 
 interface Change {
   readonly kind: 'add' | 'update' | 'delete';
@@ -141,7 +141,7 @@ describe('what the view holds', () => {
     h.standIn.createPod(pod('b'));
     await waitFor('two pods', () => heard.length === 2);
     expect(heard).toEqual(['a', 'b']);
-    expect(h.logger.entries.some((e) => e.level === 'error' && e.msg === 'a cluster view listener failed')).toBe(true);
+    expect(h.logger.lines.some((e) => e.level === 'error' && e.msg === 'a cluster view listener failed')).toBe(true);
   });
 });
 
@@ -212,18 +212,18 @@ describe('recovery', () => {
     h.standIn.createPod(pod('a'));
     await startView();
     await h.standIn.stop();
-    await waitFor('several failed attempts', () => h.logger.entries.filter((e) => e.msg === 'watch failed; restarting' && e.fields.resource === 'pods').length >= 3);
+    await waitFor('several failed attempts', () => h.logger.lines.filter((e) => e.msg === 'watch failed; restarting' && e.fields.resource === 'pods').length >= 3);
     h.standIn.createPod(pod('made-while-down'));
     await h.standIn.restart();
     await waitFor('resynced', () => view.pods().length === 2, 5_000);
     expect(view.synced).toBe(true);
-    const attempts = h.logger.entries.filter((e) => e.msg === 'watch failed; restarting' && e.fields.resource === 'pods').map((e) => e.fields.attempt as number);
+    const attempts = h.logger.lines.filter((e) => e.msg === 'watch failed; restarting' && e.fields.resource === 'pods').map((e) => e.fields.attempt as number);
     expect(attempts.slice(0, 3)).toEqual([1, 2, 3]);
-    for (const entry of h.logger.entries.filter((e) => e.msg === 'watch failed; restarting')) expect(entry.fields.retryInMs).toBeLessThanOrEqual(200);
+    for (const entry of h.logger.lines.filter((e) => e.msg === 'watch failed; restarting')) expect(entry.fields.retryInMs).toBeLessThanOrEqual(200);
     // Back to a healthy watch: the delays start over.
     h.standIn.closeWatches();
     await h.standIn.stop();
-    const podFailures = (): number[] => h.logger.entries.filter((e) => e.msg === 'watch failed; restarting' && e.fields.resource === 'pods').map((e) => e.fields.attempt as number);
+    const podFailures = (): number[] => h.logger.lines.filter((e) => e.msg === 'watch failed; restarting' && e.fields.resource === 'pods').map((e) => e.fields.attempt as number);
     await waitFor('next failure', () => podFailures().length > attempts.length);
     expect(podFailures()[attempts.length]).toBe(1);
   });
@@ -239,7 +239,7 @@ describe('recovery', () => {
     expect(names(view.pods())).toEqual(['default/a']);
     const lists = h.standIn.requests().filter((r) => r.path === '/api/v1/pods' && !r.query.includes('watch=true'));
     expect(lists.map((r) => r.status)).toEqual([500, 500, 500, 200]);
-    expect(h.logger.entries.filter((e) => e.msg === 'watch failed; restarting' && e.fields.status === 500)).toHaveLength(3);
+    expect(h.logger.lines.filter((e) => e.msg === 'watch failed; restarting' && e.fields.status === 500)).toHaveLength(3);
   });
 
   test('a 503 on a watch reconnect is retried from the same resourceVersion', async () => {
@@ -302,6 +302,6 @@ describe('watch time limits', () => {
     await waitFor('a second pods watch', () => watchRequests(local, '/api/v1/pods').length >= 2, 4_000);
     local.standIn.createPod(pod('a'));
     await waitFor('a', () => localView.pods().length === 1);
-    expect(local.logger.entries.some((e) => e.msg === 'watch failed; restarting' && String(e.fields.error).includes('network timeout'))).toBe(true);
+    expect(local.logger.lines.some((e) => e.msg === 'watch failed; restarting' && String(e.fields.error).includes('network timeout'))).toBe(true);
   });
 });

@@ -3,11 +3,12 @@
 
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { RecordingLogger } from '../../fakes/recording-logger.js';
 import { systemClock } from '../../../src/api/clock.js';
 import { kubeconfigFor } from '../../../src/demo/api-stand-in.js';
 import { KubeApiError } from '../../../src/errors.js';
 import { connect } from '../../../src/kube/index.js';
-import { NODE_NAME, RecordingLogger, node, startHarness, type Harness } from './harness.js';
+import { node, NODE_NAME, startHarness, type Harness } from './harness.js';
 
 let h: Harness;
 beforeEach(async () => {

@@ -1,9 +1,9 @@
 // Events over the stand-in, which applies the API server's core/v1 validation: what the kubelet's
 // record package would write, with the eviction annotations, and never an exception.
 
-import type { Pod } from '../../../src/api/pod.js';
 import { FakeClock } from '../../fakes/fake-clock.js';
-import { NODE_NAME, node, pod, startHarness, type Harness } from './harness.js';
+import type { Pod } from '../../../src/api/pod.js';
+import { node, NODE_NAME, pod, startHarness, type Harness } from './harness.js';
 
 const ANNOTATIONS = { offending_containers: 'app', offending_containers_usage: '900Mi', starved_resource: 'memory' };
 const NOW_MS = Date.UTC(2026, 2, 1, 8, 0, 0);
@@ -74,7 +74,7 @@ for (const tc of failures) {
     const target = h.standIn.createPod(pod('a'));
     await tc.breakIt(h);
     await expect(h.client.eventRecorder('kube-eviction-agent').podEvent(target, { type: 'Warning', reason: 'Evicted', message: 'm' })).resolves.toBeUndefined();
-    const logged = h.logger.entries.find((e) => e.msg === 'recording an event failed');
+    const logged = h.logger.lines.find((e) => e.msg === 'recording an event failed');
     expect(logged?.level).toBe('warn');
     expect(logged?.fields).toMatchObject({ object: 'default/a', reason: 'Evicted', status: tc.status });
   });

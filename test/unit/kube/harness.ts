@@ -5,43 +5,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { RecordingLogger } from '../../fakes/recording-logger.js';
 import { systemClock } from '../../../src/api/clock.js';
-import type { LogFields, Logger } from '../../../src/api/logger.js';
 import type { Node, Pod } from '../../../src/api/pod.js';
 import { kubeconfigFor, startApiStandIn, type ApiStandIn } from '../../../src/demo/api-stand-in.js';
 import { connect, type ConnectOptions, type KubeClient } from '../../../src/kube/index.js';
 
 export const NODE_NAME = 'node-a';
-
-export interface LogEntry {
-  readonly level: 'debug' | 'info' | 'warn' | 'error';
-  readonly msg: string;
-  readonly fields: LogFields;
-}
-
-/** A logger that records every entry, child bindings merged in. */
-export class RecordingLogger implements Logger {
-  constructor(
-    readonly entries: LogEntry[] = [],
-    private readonly bindings: LogFields = {},
-  ) {}
-
-  debug(msg: string, fields?: LogFields): void {
-    this.entries.push({ level: 'debug', msg, fields: { ...this.bindings, ...fields } });
-  }
-  info(msg: string, fields?: LogFields): void {
-    this.entries.push({ level: 'info', msg, fields: { ...this.bindings, ...fields } });
-  }
-  warn(msg: string, fields?: LogFields): void {
-    this.entries.push({ level: 'warn', msg, fields: { ...this.bindings, ...fields } });
-  }
-  error(msg: string, fields?: LogFields): void {
-    this.entries.push({ level: 'error', msg, fields: { ...this.bindings, ...fields } });
-  }
-  child(bindings: LogFields): Logger {
-    return new RecordingLogger(this.entries, { ...this.bindings, ...bindings });
-  }
-}
 
 export interface Harness {
   readonly standIn: ApiStandIn;

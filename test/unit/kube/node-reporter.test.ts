@@ -68,7 +68,7 @@ describe('setConditions', () => {
     await expect(reporter.setConditions([{ type: 'MemoryPressure', status: 'True', reason: 'R', message: 'm' }])).resolves.toBe(false);
     expect(h.standIn.node(NODE_NAME)).toEqual(before);
     expect(h.standIn.requests().filter((r) => r.method === 'PATCH')).toEqual([]);
-    expect(h.logger.entries.some((e) => e.level === 'error' && e.msg === 'refusing to write a condition the kubelet owns')).toBe(true);
+    expect(h.logger.lines.some((e) => e.level === 'error' && e.msg === 'refusing to write a condition the kubelet owns')).toBe(true);
   });
 
   test('mixed with a kubelet type, the agent\'s own condition is still written, and the answer is false', async () => {

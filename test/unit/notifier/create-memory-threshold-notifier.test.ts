@@ -7,12 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../../fakes/fake-clock.js';
 import { FakeNative } from '../../fakes/fake-native.js';
+import { RecordingLogger } from '../../fakes/recording-logger.js';
+import { summaryArming, threshold } from '../../fixtures/memory-thresholds.js';
 import { notifierSettings } from '../../fixtures/settings.js';
 import type { NotifierModeSetting } from '../../../src/api/agent-settings.js';
 import { createMemoryThresholdNotifier, detectNotifierMode, type NotifierContext } from '../../../src/notifier/create-memory-threshold-notifier.js';
 import { MemcgV1Notifier } from '../../../src/notifier/memcg-v1-notifier.js';
-import { RecordingLogger } from './recording-logger.js';
-import { summaryArming, threshold } from './thresholds.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'kea-notifier-factory-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

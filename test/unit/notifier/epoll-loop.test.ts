@@ -1,11 +1,11 @@
 // The single epoll set with its wake-up eventfd and one outstanding wait, on the simulated kernel:
 // dispatch, unwatch, failures that must leave nothing open, timeouts and stop.
 
-import { EPOLLIN } from '../../../native/native-events.js';
-import { EpollLoop } from '../../../src/notifier/epoll-loop.js';
 import { flushMicrotasks } from '../../fakes/fake-clock.js';
 import { EEXIST, EMFILE, FakeNative } from '../../fakes/fake-native.js';
-import { RecordingLogger } from './recording-logger.js';
+import { RecordingLogger } from '../../fakes/recording-logger.js';
+import { EPOLLIN } from '../../../native/native-events.js';
+import { EpollLoop } from '../../../src/notifier/epoll-loop.js';
 
 describe('EpollLoop', () => {
   test('one epoll set plus a wake-up eventfd; a watched eventfd is dispatched to its handler', async () => {

@@ -4,10 +4,10 @@
 
 import { FakeClock, flushMicrotasks } from '../../fakes/fake-clock.js';
 import { EBADF, EMFILE, FakeNative } from '../../fakes/fake-native.js';
+import { RecordingLogger } from '../../fakes/recording-logger.js';
+import { summary, summaryArming, threshold } from '../../fixtures/memory-thresholds.js';
 import type { NotifierEvent } from '../../../src/daemon/ports.js';
 import { MemcgV1Notifier } from '../../../src/notifier/memcg-v1-notifier.js';
-import { RecordingLogger } from './recording-logger.js';
-import { summary, summaryArming, threshold } from './thresholds.js';
 
 const MOUNT = '/fake/sys/fs/cgroup/memory';
 const PODS = `${MOUNT}/kubepods`;

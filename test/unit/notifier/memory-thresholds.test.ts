@@ -2,17 +2,11 @@
 // inactive_file per memory threshold, hard and soft, the kubelet's descriptions and problem wording,
 // and the exact working-set comparison the psi fast check uses.
 
+import { summary, threshold } from '../../fixtures/memory-thresholds.js';
 import { formatQuantity } from '../../../src/api/quantity.js';
 import type { Summary } from '../../../src/api/summary.js';
 import type { Threshold } from '../../../src/api/threshold.js';
-import {
-  computeMemoryThresholds,
-  isProblem,
-  memoryThresholdDescription,
-  workingSetMeetsThreshold,
-  type MemoryThresholdFigures,
-} from '../../../src/notifier/memory-thresholds.js';
-import { summary, threshold } from './thresholds.js';
+import { computeMemoryThresholds, isProblem, memoryThresholdDescription, workingSetMeetsThreshold, type MemoryThresholdFigures } from '../../../src/notifier/memory-thresholds.js';
 
 const GI = 1024 ** 3;
 const MI = 1024 ** 2;

@@ -4,11 +4,11 @@
 
 import { FakeClock, flushMicrotasks } from '../../fakes/fake-clock.js';
 import { EMFILE, FakeNative } from '../../fakes/fake-native.js';
+import { RecordingLogger } from '../../fakes/recording-logger.js';
+import { summary, threshold } from '../../fixtures/memory-thresholds.js';
 import type { NotifierEvent } from '../../../src/daemon/ports.js';
 import { PsiNotifier, type PsiNotifierOptions } from '../../../src/notifier/psi-notifier.js';
 import { unprivilegedWindowMs } from '../../../src/notifier/psi-trigger.js';
-import { RecordingLogger } from './recording-logger.js';
-import { summary, threshold } from './thresholds.js';
 
 const ROOT = '/fake/cgroup2';
 const PROC = '/fake/proc';

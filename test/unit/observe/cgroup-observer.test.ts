@@ -7,13 +7,13 @@ import { cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../../fakes/fake-clock.js';
+import { FaultyHostFs } from '../../fakes/faulty-host-fs.js';
+import { RecordingLogger } from '../../fakes/recording-logger.js';
+import { CID_A, CID_A_INIT, fixturesDir, lostPod, pendingPod, podA, podB, podC, UID_A, UID_C, withRuntime } from '../../fixtures/cgroup-tree-pods.js';
 import { observeSettings } from '../../fixtures/settings.js';
 import type { ObserveSettings } from '../../../src/api/agent-settings.js';
 import type { Pod } from '../../../src/api/pod.js';
 import { createCgroupObserver, type CgroupObserverContext } from '../../../src/observe/cgroup-observer.js';
-import { FaultyHostFs } from './faulty-host-fs.js';
-import { CID_A, CID_A_INIT, fixturesDir, lostPod, pendingPod, podA, podB, podC, UID_A, UID_C, withRuntime } from './fixture-pods.js';
-import { RecordingLogger } from './recording-logger.js';
 
 const MEM_TOTAL_BYTES = 8048576 * 1024;
 

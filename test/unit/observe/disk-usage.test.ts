@@ -6,6 +6,9 @@ import { cpSync, linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFil
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { FakeClock } from '../../fakes/fake-clock.js';
+import { FaultyHostFs } from '../../fakes/faulty-host-fs.js';
+import { RecordingLogger } from '../../fakes/recording-logger.js';
+import { fixturesDir, podA, UID_A } from '../../fixtures/cgroup-tree-pods.js';
 import { observeSettings } from '../../fixtures/settings.js';
 import type { Pod } from '../../../src/api/pod.js';
 import { nodeHostFs } from '../../../src/host/host-fs.js';
@@ -13,9 +16,6 @@ import { createCgroupObserver } from '../../../src/observe/cgroup-observer.js';
 import { diskUsage, filesUsage, WalkBudget } from '../../../src/observe/disk-usage.js';
 import { isLocalEphemeralVolume } from '../../../src/observe/pod-disk-usage.js';
 import { duBytes, duInodes } from './du-oracle.js';
-import { FaultyHostFs } from './faulty-host-fs.js';
-import { fixturesDir, podA, UID_A } from './fixture-pods.js';
-import { RecordingLogger } from './recording-logger.js';
 
 let scratch: string;
 beforeEach(() => {

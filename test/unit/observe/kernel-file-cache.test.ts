@@ -5,8 +5,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FaultyHostFs } from '../../fakes/faulty-host-fs.js';
 import { KernelFileCache } from '../../../src/observe/kernel-file-cache.js';
-import { FaultyHostFs } from './faulty-host-fs.js';
 
 let root: string;
 beforeEach(() => {

@@ -10,9 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../../fakes/fake-clock.js';
+import { RecordingLogger } from '../../fakes/recording-logger.js';
 import { systemClock } from '../../../src/api/clock.js';
 import { createKubeletSummaryObserver, type KubeletSummaryObserver, type KubeletSummaryObserverContext } from '../../../src/observe/kubelet-summary-client.js';
-import { RecordingLogger } from './recording-logger.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 

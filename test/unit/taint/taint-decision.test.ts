@@ -1,7 +1,7 @@
+import { makePod, noExecute, T0_MS, tolerate } from '../../fakes/fake-taint-cluster.js';
 import type { Taint, Toleration } from '../../../src/api/pod.js';
 import { decideTaintEviction, type TaintDecision } from '../../../src/taint/taint-decision.js';
 import { DEFAULT_TAINT_OPTIONS, type TaintOptions } from '../../../src/taint/taint-options.js';
-import { makePod, noExecute, T0_MS, tolerate } from './fake-taint-cluster.js';
 
 const NOW_MS = T0_MS + 10 * 60_000;
 const iso = (ms: number): string => new Date(ms).toISOString();

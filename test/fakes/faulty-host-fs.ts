@@ -1,7 +1,7 @@
 // A HostFs over the real filesystem that fails chosen calls on chosen paths, to test how the
 // observers degrade (an unreadable file, a vanished directory) and that they count their reads.
 
-import { nodeHostFs, type HostDirEntry, type HostFs, type HostLstat, type HostStatfs } from '../../../src/host/host-fs.js';
+import { nodeHostFs, type HostDirEntry, type HostFs, type HostLstat, type HostStatfs } from '../../src/host/host-fs.js';
 
 type Method = keyof HostFs;
 

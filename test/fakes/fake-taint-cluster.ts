@@ -2,12 +2,11 @@
 // changes the node and pods as the API server would, each change is fed to the handler as an
 // informer event and processed, and every report and deletion is recorded against the fake clock.
 
-import type { Node, Pod, Taint, Toleration } from '../../../src/api/pod.js';
-import { podKey } from '../../../src/api/pod.js';
-import { TaintHandler, type TaintHandlerActions } from '../../../src/taint/taint-handler.js';
-import type { TaintEvent } from '../../../src/taint/taint-event.js';
-import type { TaintOptions } from '../../../src/taint/taint-options.js';
-import { FakeClock } from '../../fakes/fake-clock.js';
+import { podKey, type Node, type Pod, type Taint, type Toleration } from '../../src/api/pod.js';
+import type { TaintEvent } from '../../src/taint/taint-event.js';
+import { TaintHandler, type TaintHandlerActions } from '../../src/taint/taint-handler.js';
+import type { TaintOptions } from '../../src/taint/taint-options.js';
+import { FakeClock } from './fake-clock.js';
 
 export const T0_MS = Date.UTC(2026, 0, 1);
 export const NODE_NAME = 'node-a';
