@@ -1,4 +1,5 @@
-// typescript-eslint over src/, native/, test/ and bench/.
+// typescript-eslint over src/, native/, test/ and bench/, with the type-aware rules a daemon of
+// promises needs: no promise left floating, none passed where a plain callback is expected.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -12,6 +13,14 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-console': 'error',
+    },
+  },
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
     },
   },
   {
