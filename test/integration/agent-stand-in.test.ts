@@ -8,7 +8,7 @@ import { systemClock } from '../../src/api/clock.js';
 import { silentLogger } from '../../src/api/logger.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { startAgent, type RunningAgent } from '../../src/daemon/agent.js';
-import { kubeconfigFor, startApiStandIn, type ApiStandIn } from '../../src/demo/api-stand-in.js';
+import { kubeconfigFor, startApiStandIn, type ApiStandIn, type RecordedRequest } from '../../src/demo/api-stand-in.js';
 import { connect } from '../../src/kube/index.js';
 import { FakeNotifier, FakeObserver, FakeTerminator, memorySummary } from '../fakes/fake-node.js';
 import { makePod } from '../fixtures/pods.js';
@@ -169,19 +169,35 @@ describe('the agent against the API stand-in', () => {
     expect(deletesOf(standIn, 'leaky').filter((r) => r.status === 200)).toHaveLength(1);
   });
 
-  test('500 on DELETE is retried; 409 (the pod was replaced) is not; a load-shedding 429 is retried', async () => {
+  test('500 on DELETE is retried, and so is a load-shedding 429', async () => {
     const { standIn, setAvailable } = await setup({ config: CONFIG.replace(/actions:[\s\S]*$/, 'actions:\n  localTermination: false\n  podCleanupTimeout: 2s\n') });
     standIn.injectFault({ method: 'DELETE', pathPattern: /\/pods\/leaky(\?|$)/, status: 500, count: 1 });
     standIn.injectFault({ method: 'DELETE', pathPattern: /\/pods\/leaky(\?|$)/, status: 429, count: 1 });
     setAvailable(300 * Mi);
     await waitFor('a successful DELETE', () => deletesOf(standIn, 'leaky').some((r) => r.status === 200), 15_000);
     expect(deletesOf(standIn, 'leaky').map((r) => r.status)).toEqual([500, 429, 200]);
+  });
 
-    standIn.injectFault({ method: 'DELETE', pathPattern: /\/pods\/batch(\?|$)/, status: 409, count: 1 });
+  test('409, the pod replaced under its name while the DELETE was on its way, is not retried, even after local termination', async () => {
+    // Local termination on: a DELETE taken for failed would be retried until it lands.
+    const { standIn, observer, terminator, uids, setAvailable } = await setup();
     standIn.deletePodNow('default', 'leaky');
-    await waitFor('the 409 on batch', () => deletesOf(standIn, 'batch').length > 0, 15_000);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(deletesOf(standIn, 'batch')[0]?.status).toBe(409);
+    await waitFor('leaky gone from the observed pods', () => observer.observedPods.at(-1)?.every((p) => p.metadata.name !== 'leaky') === true);
+    // The DELETE of batch is held 300 ms; meanwhile batch is replaced by a pod of the same name.
+    standIn.injectFault({ method: 'DELETE', pathPattern: /\/pods\/batch(\?|$)/, delayMs: 300, count: 1 });
+    setAvailable(300 * Mi);
+    await waitFor('the DELETE of batch', () => deletesOf(standIn, 'batch').length > 0, 15_000);
+    standIn.deletePodNow('default', 'batch');
+    const replacement = standIn.createPod({ ...makePod({ name: 'batch', nodeName: 'node-a' }), metadata: { name: 'batch', namespace: 'default' }, status: { phase: 'Running' } });
+    await waitFor('the answer to the DELETE', () => deletesOf(standIn, 'batch')[0]?.status !== 0, 15_000);
+    expect(terminator.calls.map((c) => c.uid)).toContain(uids.batch);
+    const withOldUid = (): RecordedRequest[] => deletesOf(standIn, 'batch').filter((r) => (r.body as { preconditions?: { uid?: string } } | undefined)?.preconditions?.uid === uids.batch);
+    expect(withOldUid().map((r) => r.status)).toEqual([409]);
+    // Long enough for a retry of a failed deletion (every 2 s at first) and several passes.
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    expect(withOldUid()).toHaveLength(1);
+    // A later DELETE of the name is a new decision, about the replacement.
+    expect(deletesOf(standIn, 'batch').slice(1).every((r) => (r.body as { preconditions?: { uid?: string } }).preconditions?.uid === replacement.metadata.uid)).toBe(true);
   });
 
   test('watches closed, then expired (410 Gone): the view relists and the agent sees new pods', async () => {

@@ -5,18 +5,24 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { didYouMean } from '../../../src/config/did-you-mean.js';
 import { DEFAULT_EVICTION_HARD, effectiveEvictionHard, effectivePressureTransitionPeriodMs } from '../../../src/config/defaults.js';
-import { loadConfigFile } from '../../../src/config/load.js';
+import { loadConfigFile, parseConfigText } from '../../../src/config/load.js';
 
 describe('the default evictionHard map', () => {
-  test('is the current Linux map, imagefs.inodesFree included', () => {
-    expect(DEFAULT_EVICTION_HARD).toEqual({
-      'memory.available': '100Mi',
-      'nodefs.available': '10%',
-      'nodefs.inodesFree': '5%',
-      'imagefs.available': '15%',
-      'imagefs.inodesFree': '5%',
-    });
-    expect(Object.isFrozen(DEFAULT_EVICTION_HARD)).toBe(true);
+  test('a file without evictionHard runs with the current Linux map, imagefs.inodesFree included, and its allocatable copy', () => {
+    const { eviction, thresholdSources } = parseConfigText('', 'empty.yaml');
+    expect(eviction.thresholds.map((t, i) => [t.signal, thresholdSources[i]?.rawValue, thresholdSources[i]?.origin])).toEqual([
+      ['memory.available', '100Mi', 'default'],
+      ['nodefs.available', '10%', 'default'],
+      ['nodefs.inodesFree', '5%', 'default'],
+      ['imagefs.available', '15%', 'default'],
+      ['imagefs.inodesFree', '5%', 'default'],
+      ['allocatableMemory.available', '100Mi', 'allocatable-copy'],
+    ]);
+    expect(eviction.thresholds.every((t) => t.gracePeriodMs === 0)).toBe(true);
+  });
+
+  test('the table cannot be changed at run time', () => {
+    expect(() => Object.assign(DEFAULT_EVICTION_HARD, { 'memory.available': '1Gi' })).toThrow(TypeError);
   });
 });
 

@@ -3,15 +3,8 @@ import {
   isCriticalPodBasedOnPriority,
   isMirrorPod,
   isStaticPod,
-  SYSTEM_CRITICAL_PRIORITY,
 } from '../../../src/eviction/critical.js';
 import { makePod, type PodOptions } from '../../fixtures/pods.js';
-
-describe('SYSTEM_CRITICAL_PRIORITY', () => {
-  test('is twice the highest user-definable priority', () => {
-    expect(SYSTEM_CRITICAL_PRIORITY).toBe(2 * 1_000_000_000);
-  });
-});
 
 describe('isCriticalPodBasedOnPriority', () => {
   const cases: { name: string; priority: number; critical: boolean }[] = [

@@ -1,11 +1,7 @@
-import { evictionGracePeriodSeconds, IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS } from '../../../src/eviction/grace-period.js';
+import { evictionGracePeriodSeconds } from '../../../src/eviction/grace-period.js';
 import { makePod } from '../../fixtures/pods.js';
 
 describe('evictionGracePeriodSeconds', () => {
-  test('the immediate grace period is one second', () => {
-    expect(IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS).toBe(1);
-  });
-
   const cases: { name: string; hard: boolean; maxPodGracePeriodSeconds: number; tgps?: number | null; expected: number }[] = [
     { name: 'hard threshold ignores the configured maximum', hard: true, maxPodGracePeriodSeconds: 60, tgps: 30, expected: 1 },
     { name: 'hard threshold with a pod without TGPS', hard: true, maxPodGracePeriodSeconds: 0, expected: 1 },

@@ -1,4 +1,4 @@
-import { KUBELET_CONDITION_TYPES, conditionsToWrite, type NodeConditionWire } from '../../../src/kube/node-conditions.js';
+import { conditionsToWrite, type NodeConditionWire } from '../../../src/kube/node-conditions.js';
 
 const T0 = '2026-01-01T00:00:00Z';
 const NOW = '2026-01-01T00:10:00Z';
@@ -24,8 +24,4 @@ describe('conditionsToWrite: the heartbeat always moves, the transition time onl
     const written = conditionsToWrite([{ type: 'Ready', status: 'True' }], [{ type: TYPE, status: 'False', reason: 'R', message: 'm' }], NOW);
     expect(written.map((c) => c.type)).toEqual([TYPE]);
   });
-});
-
-test('the kubelet-owned condition types are the ones the agent must never write', () => {
-  expect([...KUBELET_CONDITION_TYPES].sort()).toEqual(['DiskPressure', 'MemoryPressure', 'NetworkUnavailable', 'PIDPressure', 'Ready']);
 });

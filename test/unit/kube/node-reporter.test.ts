@@ -63,13 +63,16 @@ describe('setConditions', () => {
     expect(agentCondition()).toMatchObject({ lastHeartbeatTime: iso(T0 + 30_000), lastTransitionTime: iso(T0 + 20_000) });
   });
 
-  test('a kubelet condition type is refused: nothing is written, and the answer is false', async () => {
-    const before = h.standIn.node(NODE_NAME);
-    await expect(reporter.setConditions([{ type: 'MemoryPressure', status: 'True', reason: 'R', message: 'm' }])).resolves.toBe(false);
-    expect(h.standIn.node(NODE_NAME)).toEqual(before);
-    expect(h.standIn.requests().filter((r) => r.method === 'PATCH')).toEqual([]);
-    expect(h.logger.lines.some((e) => e.level === 'error' && e.msg === 'refusing to write a condition the kubelet owns')).toBe(true);
-  });
+  // Every condition type the kubelet's status setters own, the agent's own prefix left off.
+  for (const type of ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready', 'NetworkUnavailable']) {
+    test(`the kubelet's ${type} is refused: nothing is written, and the answer is false`, async () => {
+      const before = h.standIn.node(NODE_NAME);
+      await expect(reporter.setConditions([{ type, status: 'True', reason: 'R', message: 'm' }])).resolves.toBe(false);
+      expect(h.standIn.node(NODE_NAME)).toEqual(before);
+      expect(h.standIn.requests().filter((r) => r.method === 'PATCH')).toEqual([]);
+      expect(h.logger.find('refusing to write a condition the kubelet owns', { type })).toHaveLength(1);
+    });
+  }
 
   test('mixed with a kubelet type, the agent\'s own condition is still written, and the answer is false', async () => {
     await expect(reporter.setConditions([{ type: 'Ready', status: 'False', reason: 'R', message: 'm' }, { type: TYPE, status: 'True', reason: 'R', message: 'm' }])).resolves.toBe(false);
