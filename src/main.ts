@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The composition root and command-line entry point: the only place that wires adapters to the
-// core. Nothing imports this file.
+// The command-line entry point: builds the program and runs it. The wiring of adapters to the
+// core is the composition root's (src/compose). Nothing imports this file.
 
 import { errorMessage } from './errors.js';
 import { buildProgram } from './cli/program.js';
