@@ -77,6 +77,24 @@ class Checker {
     this.wrong(`${path}.name`, 'a name', source.name);
     return undefined;
   }
+
+  /**
+   * A list of named objects (containers, volumes): `build` makes one entry from each object that
+   * has a name; undefined when the list is absent.
+   */
+  named<T>(value: unknown, path: string, build: (source: Json, name: string, path: string) => T | undefined): T[] | undefined {
+    const items = this.array(value, path);
+    if (items === undefined) return undefined;
+    const out: T[] = [];
+    items.forEach((item, i) => {
+      const itemPath = `${path}[${i}]`;
+      const source = this.object(item, itemPath);
+      const name = source === undefined ? undefined : this.name(source, itemPath);
+      const entry = source === undefined || name === undefined ? undefined : build(source, name, itemPath);
+      if (entry !== undefined) out.push(entry);
+    });
+    return out;
+  }
 }
 
 function setIfDefined<T extends object, K extends keyof T>(target: T, key: K, value: T[K] | undefined): void {
@@ -87,19 +105,15 @@ function nodeStats(check: Checker, source: Json): NodeStats {
   const node: NodeStats = {};
   if (typeof source.nodeName === 'string') node.nodeName = source.nodeName;
   setIfDefined(node, 'memory', check.memory(source.memory, 'node.memory'));
-  const systemContainers = check.array(source.systemContainers, 'node.systemContainers');
-  if (systemContainers !== undefined) {
-    node.systemContainers = [];
-    systemContainers.forEach((item, i) => {
-      const path = `node.systemContainers[${i}]`;
-      const container = check.object(item, path);
-      const name = container === undefined ? undefined : check.name(container, path);
-      if (container === undefined || name === undefined) return;
+  setIfDefined(
+    node,
+    'systemContainers',
+    check.named(source.systemContainers, 'node.systemContainers', (container, name, path) => {
       const stats: SystemContainerStats = { name };
       setIfDefined(stats, 'memory', check.memory(container.memory, `${path}.memory`));
-      node.systemContainers?.push(stats);
-    });
-  }
+      return stats;
+    }),
+  );
   setIfDefined(node, 'fs', check.fs(source.fs, 'node.fs'));
   const runtime = check.object(source.runtime, 'node.runtime');
   if (runtime !== undefined) {
@@ -123,32 +137,19 @@ function podStats(check: Checker, item: unknown, path: string): PodStats | undef
   }
   const pod: PodStats = { podRef: { name: ref.name, namespace: ref.namespace, uid: ref.uid } };
   setIfDefined(pod, 'memory', check.memory(source.memory, `${path}.memory`));
-  const containers = check.array(source.containers, `${path}.containers`);
-  if (containers !== undefined) {
-    pod.containers = [];
-    containers.forEach((entry, i) => {
-      const containerPath = `${path}.containers[${i}]`;
-      const container = check.object(entry, containerPath);
-      const name = container === undefined ? undefined : check.name(container, containerPath);
-      if (container === undefined || name === undefined) return;
-      const stats: ContainerStats = { name };
-      setIfDefined(stats, 'memory', check.memory(container.memory, `${containerPath}.memory`));
-      setIfDefined(stats, 'rootfs', check.fs(container.rootfs, `${containerPath}.rootfs`));
-      setIfDefined(stats, 'logs', check.fs(container.logs, `${containerPath}.logs`));
-      pod.containers?.push(stats);
-    });
-  }
-  const volumes = check.array(source.volume, `${path}.volume`);
-  if (volumes !== undefined) {
-    pod.volume = [];
-    volumes.forEach((entry, i) => {
-      const volumePath = `${path}.volume[${i}]`;
-      const volume = check.object(entry, volumePath);
-      const name = volume === undefined ? undefined : check.name(volume, volumePath);
-      const fs = check.fs(volume, volumePath);
-      if (name !== undefined && fs !== undefined) pod.volume?.push({ name, ...fs } satisfies VolumeStats);
-    });
-  }
+  const containers = check.named(source.containers, `${path}.containers`, (container, name, containerPath) => {
+    const stats: ContainerStats = { name };
+    setIfDefined(stats, 'memory', check.memory(container.memory, `${containerPath}.memory`));
+    setIfDefined(stats, 'rootfs', check.fs(container.rootfs, `${containerPath}.rootfs`));
+    setIfDefined(stats, 'logs', check.fs(container.logs, `${containerPath}.logs`));
+    return stats;
+  });
+  setIfDefined(pod, 'containers', containers);
+  const volumes = check.named(source.volume, `${path}.volume`, (volume, name, volumePath) => {
+    const fs = check.fs(volume, volumePath);
+    return fs === undefined ? undefined : ({ name, ...fs } satisfies VolumeStats);
+  });
+  setIfDefined(pod, 'volume', volumes);
   setIfDefined(pod, 'ephemeral-storage', check.fs(source['ephemeral-storage'], `${path}.ephemeral-storage`));
   const processStats = check.object(source.process_stats, `${path}.process_stats`);
   if (processStats !== undefined) pod.process_stats = check.counters(processStats, `${path}.process_stats`, ['process_count']);

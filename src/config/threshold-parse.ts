@@ -6,7 +6,7 @@
 // src/api/signals.ts, then soft thresholds in SIGNALS order, then the allocatable copies in the
 // order of the thresholds they copy.
 
-import { formatQuantity, parseQuantity, QuantityParseError } from '../api/quantity.js';
+import { formatQuantity, parseQuantity, QuantityParseError, type Quantity } from '../api/quantity.js';
 import { isSignal, SIGNALS, type Signal } from '../api/signals.js';
 import { isHardEvictionThreshold, percentageRatio, type Threshold, type ThresholdValue } from '../api/threshold.js';
 import type { ConfigProblem } from '../errors.js';
@@ -53,72 +53,63 @@ function parsePercentage(val: string): number {
   return percentageRatio(parseGoFloat32(val.replace(/%+$/, '')));
 }
 
+type Attempt<T> = { readonly parsed: T } | { readonly error: string };
+
+// A parse that refuses with its own error class: the refusal's message, or the value. Any other
+// exception is a bug and propagates.
+function attempt<T>(parse: () => T, refusal: new (...args: never[]) => Error): Attempt<T> {
+  try {
+    return { parsed: parse() };
+  } catch (err) {
+    if (err instanceof refusal) return { error: err.message };
+    throw err;
+  }
+}
+
+const percentage = (val: string): Attempt<number> => attempt(() => parsePercentage(val), GoFloatError);
+const quantityOf = (val: string): Attempt<Quantity> => attempt(() => parseQuantity(val), QuantityParseError);
+
 type StatementResult = { readonly value: ThresholdValue | null } | { readonly error: string };
 
 /** kubelet parseThresholdStatement, minus the signal check; `{ value: null }` means disabled (0% or 100%). */
 function parseThresholdValue(signal: string, val: string): StatementResult {
   if (val.endsWith('%')) {
     if (val === '0%' || val === '100%') return { value: null };
-    let ratio: number;
-    try {
-      ratio = parsePercentage(val);
-    } catch (err) {
-      if (err instanceof GoFloatError) return { error: err.message };
-      throw err;
-    }
+    const ratio = percentage(val);
+    if ('error' in ratio) return ratio;
     // NaN passes both of the kubelet's checks and yields a threshold whose quantity is undefined;
     // it is refused here rather than copied.
-    if (Number.isNaN(ratio)) return { error: `eviction percentage threshold ${signal} must be a number: ${val}` };
-    if (ratio < 0) return { error: `eviction percentage threshold ${signal} must be >= 0%: ${val}` };
-    if (ratio > 1) return { error: `eviction percentage threshold ${signal} must be <= 100%: ${val}` };
-    return { value: { kind: 'percentage', ratio } };
+    if (Number.isNaN(ratio.parsed)) return { error: `eviction percentage threshold ${signal} must be a number: ${val}` };
+    if (ratio.parsed < 0) return { error: `eviction percentage threshold ${signal} must be >= 0%: ${val}` };
+    if (ratio.parsed > 1) return { error: `eviction percentage threshold ${signal} must be <= 100%: ${val}` };
+    return { value: { kind: 'percentage', ratio: ratio.parsed } };
   }
-  let quantity;
-  try {
-    quantity = parseQuantity(val);
-  } catch (err) {
-    if (err instanceof QuantityParseError) return { error: err.message };
-    throw err;
-  }
-  if (quantity.nanos <= 0n) return { error: `eviction threshold ${signal} must be positive: ${formatQuantity(quantity)}` };
-  return { value: { kind: 'quantity', quantity } };
+  const quantity = quantityOf(val);
+  if ('error' in quantity) return quantity;
+  if (quantity.parsed.nanos <= 0n) return { error: `eviction threshold ${signal} must be positive: ${formatQuantity(quantity.parsed)}` };
+  return { value: { kind: 'quantity', quantity: quantity.parsed } };
 }
 
 /** kubelet parseMinimumReclaims, one entry. */
 function parseMinReclaimValue(signal: string, val: string): { value: ThresholdValue } | { error: string } {
   if (val.endsWith('%')) {
-    let ratio: number;
-    try {
-      ratio = parsePercentage(val);
-    } catch (err) {
-      if (err instanceof GoFloatError) return { error: err.message };
-      throw err;
-    }
-    if (Number.isNaN(ratio) || ratio <= 0) return { error: `eviction percentage minimum reclaim ${signal} must be positive: ${val}` };
-    return { value: { kind: 'percentage', ratio } };
+    const ratio = percentage(val);
+    if ('error' in ratio) return ratio;
+    if (Number.isNaN(ratio.parsed) || ratio.parsed <= 0) return { error: `eviction percentage minimum reclaim ${signal} must be positive: ${val}` };
+    return { value: { kind: 'percentage', ratio: ratio.parsed } };
   }
-  let quantity;
-  try {
-    quantity = parseQuantity(val);
-  } catch (err) {
-    if (err instanceof QuantityParseError) return { error: err.message };
-    throw err;
-  }
-  if (quantity.nanos < 0n) return { error: `negative eviction minimum reclaim specified for ${signal}` };
-  return { value: { kind: 'quantity', quantity } };
+  const quantity = quantityOf(val);
+  if ('error' in quantity) return quantity;
+  if (quantity.parsed.nanos < 0n) return { error: `negative eviction minimum reclaim specified for ${signal}` };
+  return { value: { kind: 'quantity', quantity: quantity.parsed } };
 }
 
 /** kubelet parseGracePeriods, one entry: milliseconds, or the error. */
 function parseGracePeriodValue(val: string): { valueMs: number } | { error: string } {
-  let valueMs: number;
-  try {
-    valueMs = parseGoDuration(val);
-  } catch (err) {
-    if (err instanceof GoDurationError) return { error: err.message };
-    throw err;
-  }
-  if (valueMs < 0) return { error: `invalid eviction grace period specified: ${val}, must be a positive value` };
-  return { valueMs };
+  const duration = attempt(() => parseGoDuration(val), GoDurationError);
+  if ('error' in duration) return duration;
+  if (duration.parsed < 0) return { error: `invalid eviction grace period specified: ${val}, must be a positive value` };
+  return { valueMs: duration.parsed };
 }
 
 interface Parsed<T> {

@@ -79,15 +79,14 @@ function isHard(eviction: Eviction): boolean {
 }
 
 export class EvictionExecutor {
-  private settings: ExecutorSettings;
-  private readonly deps: ExecutorDeps;
   private readonly log: Logger;
   private readonly pendingDeletes = new Map<string, PendingDelete>();
   private readonly nodeEventAtMs = new Map<string, number>();
 
-  constructor(settings: ExecutorSettings, deps: ExecutorDeps) {
-    this.settings = settings;
-    this.deps = deps;
+  constructor(
+    private settings: ExecutorSettings,
+    private readonly deps: ExecutorDeps,
+  ) {
     this.log = deps.logger.child({ component: 'eviction-executor' });
   }
 

@@ -50,8 +50,6 @@ function activePods(pods: readonly Pod[]): Pod[] {
 }
 
 export class EvictionLoop {
-  private settings: LoopSettings;
-  private readonly deps: LoopDeps;
   private readonly log: Logger;
   private stopped = false;
   private running: Promise<void> | null = null;
@@ -63,9 +61,10 @@ export class EvictionLoop {
   private lastSyncAtMs: number | null = null;
   private lastObserveOk = false;
 
-  constructor(settings: LoopSettings, deps: LoopDeps) {
-    this.settings = settings;
-    this.deps = deps;
+  constructor(
+    private settings: LoopSettings,
+    private readonly deps: LoopDeps,
+  ) {
     this.log = deps.logger.child({ component: 'eviction-loop' });
   }
 

@@ -2,6 +2,7 @@
 // so other nodes' pods never reach the agent) and this node's object, each kept by a reflector
 // that relists and reconnects on its own. It never throws on API errors; it logs and retries.
 
+import type { ConfigurationOptions } from '@kubernetes/client-node';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import type { Node, Pod } from '../api/pod.js';
@@ -46,37 +47,48 @@ export class KubeClusterView implements ClusterViewHandle {
   private readonly nodeListeners = new Set<NodeListener>();
 
   constructor(private readonly deps: KubeClusterViewDeps) {
-    const { lib, kubeConfig, core, caller, nodeName, clock } = deps;
-    const logger = deps.logger;
-    const common = { lib, kubeConfig, clock, backoff: deps.backoff, random: deps.random, minWatchTimeoutSeconds: deps.minWatchTimeoutSeconds };
+    const { lib, kubeConfig, core, caller, nodeName, clock, logger } = deps;
+    const common = { lib, kubeConfig, clock, logger, backoff: deps.backoff, random: deps.random, minWatchTimeoutSeconds: deps.minWatchTimeoutSeconds };
+    // One reflector per resource: a list through the bounded caller (`what` names it when it
+    // fails), then a watch of the same selection.
+    const reflector = <T extends Pod | Node>(
+      resource: string,
+      path: string,
+      fieldSelector: string,
+      what: string,
+      list: (options: ConfigurationOptions) => Promise<{ metadata?: { resourceVersion?: string }; items: unknown[] }>,
+      onChange: (oldObject: T | null, newObject: T | null) => void,
+    ): Reflector<T> =>
+      new Reflector<T>({
+        ...common,
+        resource,
+        path,
+        fieldSelector,
+        list: async () => {
+          const result = await caller.call(list);
+          if (!result.ok) throw new KubeApiError(result.failure.status, `${what} failed: ${result.failure.message}`);
+          return { resourceVersion: result.value.metadata?.resourceVersion ?? '', items: result.value.items.map((item) => toWire<T>(item)) };
+        },
+        onChange,
+      });
     const podSelector = `spec.nodeName=${nodeName}`;
     const nodeSelector = `metadata.name=${nodeName}`;
-    this.podReflector = new Reflector<Pod>({
-      ...common,
-      resource: 'pods',
-      path: '/api/v1/pods',
-      fieldSelector: podSelector,
-      logger,
-      list: async () => {
-        const result = await caller.call((options) => core.listPodForAllNamespaces({ fieldSelector: podSelector }, options));
-        if (!result.ok) throw new KubeApiError(result.failure.status, `Listing the pods of node ${nodeName} failed: ${result.failure.message}`);
-        return { resourceVersion: result.value.metadata?.resourceVersion ?? '', items: result.value.items.map((pod) => toWire<Pod>(pod)) };
-      },
-      onChange: (oldPod, newPod) => this.emit(this.podListeners, oldPod, newPod),
-    });
-    this.nodeReflector = new Reflector<Node>({
-      ...common,
-      resource: 'node',
-      path: '/api/v1/nodes',
-      fieldSelector: nodeSelector,
-      logger,
-      list: async () => {
-        const result = await caller.call((options) => core.listNode({ fieldSelector: nodeSelector }, options));
-        if (!result.ok) throw new KubeApiError(result.failure.status, `Reading node ${nodeName} failed: ${result.failure.message}`);
-        return { resourceVersion: result.value.metadata?.resourceVersion ?? '', items: result.value.items.map((node) => toWire<Node>(node)) };
-      },
-      onChange: (oldNode, newNode) => this.emit(this.nodeListeners, oldNode, newNode),
-    });
+    this.podReflector = reflector<Pod>(
+      'pods',
+      '/api/v1/pods',
+      podSelector,
+      `Listing the pods of node ${nodeName}`,
+      (options) => core.listPodForAllNamespaces({ fieldSelector: podSelector }, options),
+      (oldPod, newPod) => this.emit(this.podListeners, oldPod, newPod),
+    );
+    this.nodeReflector = reflector<Node>(
+      'node',
+      '/api/v1/nodes',
+      nodeSelector,
+      `Reading node ${nodeName}`,
+      (options) => core.listNode({ fieldSelector: nodeSelector }, options),
+      (oldNode, newNode) => this.emit(this.nodeListeners, oldNode, newNode),
+    );
   }
 
   get synced(): boolean {

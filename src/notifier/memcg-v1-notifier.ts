@@ -16,6 +16,7 @@ import { EPOLLERR, EPOLLHUP, EPOLLIN, type EventFd, type NativeEvents } from '..
 import { DEFAULT_EPOLL_LOOP_OPTIONS, EpollLoop, type EpollLoopOptions, type EpollWatch } from './epoll-loop.js';
 import { registerMemcgThreshold } from './memcg-threshold.js';
 import { computeMemoryThresholds, isProblem, type MemorySignal, type MemoryThresholdFigures } from './memory-thresholds.js';
+import { NotifierLifecycle } from './notifier-lifecycle.js';
 import { rearmDecision } from './rearm-policy.js';
 
 export interface MemcgV1NotifierOptions {
@@ -44,35 +45,24 @@ interface Armed extends ArmedMemcgThreshold {
   crossedSinceArmed: boolean;
 }
 
-export class MemcgV1Notifier implements MemoryThresholdNotifier {
+export class MemcgV1Notifier extends NotifierLifecycle implements MemoryThresholdNotifier {
   readonly mode = 'memcg-v1' as const;
   private readonly options: MemcgV1NotifierOptions;
-  private readonly logger: Logger;
   private loop: EpollLoop | null = null;
   private loopUnavailable = false;
-  private onEvent: ((event: NotifierEvent) => void) | null = null;
   private readonly armed = new Map<string, Armed>();
   /** Registrations in flight, per threshold: at most one each, so a threshold's arms never race. */
   private readonly arming = new Map<string, Promise<void>>();
   /** The thresholds the latest updateThresholds asked for. */
   private wanted = new Set<string>();
-  /** The last problem logged per threshold, so a persisting problem is reported once. */
-  private readonly reported = new Map<string, string>();
-  private stopRequested = false;
-  private stopping: Promise<void> | null = null;
 
   constructor(options: MemcgV1NotifierOptions) {
+    super(options.logger, 'memory threshold not armed', 'description');
     this.options = options;
-    this.logger = options.logger;
   }
 
   start(onEvent: (event: NotifierEvent) => void): void {
-    if (this.stopRequested) return;
-    if (this.onEvent !== null) {
-      this.logger.warn('the memory threshold notifier is already started');
-      return;
-    }
-    this.onEvent = onEvent;
+    if (!this.beginStart(onEvent)) return;
     const loop = this.ensureLoop();
     if (loop === null) return;
     loop.start();
@@ -93,7 +83,7 @@ export class MemcgV1Notifier implements MemoryThresholdNotifier {
       if (this.wanted.has(description)) continue;
       loop.unwatch(armed.watch);
       this.armed.delete(description);
-      this.reported.delete(description);
+      this.problemResolved(description);
       this.logger.info('disarmed memory threshold', { description });
     }
     const nowMs = this.options.clock.nowMs();
@@ -106,7 +96,7 @@ export class MemcgV1Notifier implements MemoryThresholdNotifier {
       if (this.arming.has(description)) continue;
       const decision = rearmDecision(this.armed.get(description) ?? null, computation.memcgThresholdBytes, nowMs);
       if (decision === 'unchanged' || decision === 'too-soon') {
-        this.reported.delete(description);
+        this.problemResolved(description);
         continue;
       }
       // Never rejects: a registration nobody awaits must not become an unhandled rejection.
@@ -123,16 +113,12 @@ export class MemcgV1Notifier implements MemoryThresholdNotifier {
   }
 
   stop(): Promise<void> {
-    if (this.stopping !== null) return this.stopping;
-    this.stopRequested = true;
-    this.onEvent = null;
     // In-flight registrations finish first (a registration write cannot be cancelled), then close their eventfds.
-    this.stopping = this.settled()
-      .then(() => this.loop?.stop())
-      .then(() => {
-        this.armed.clear();
-      });
-    return this.stopping;
+    return this.stopOnce(async () => {
+      await this.settled();
+      await this.loop?.stop();
+      this.armed.clear();
+    });
   }
 
   /** What is armed now, for logs, `explain` and tests. */
@@ -169,7 +155,7 @@ export class MemcgV1Notifier implements MemoryThresholdNotifier {
     const previous = this.armed.get(description);
     if (previous !== undefined) loop.unwatch(previous.watch);
     this.armed.set(description, armed);
-    this.reported.delete(description);
+    this.problemResolved(description);
     this.logger.info('armed memory threshold', {
       description,
       cgroup: cgroupPath,
@@ -213,11 +199,5 @@ export class MemcgV1Notifier implements MemoryThresholdNotifier {
 
   private cgroupPath(signal: MemorySignal): string {
     return join(this.options.memoryMount, signal === 'memory.available' ? this.options.nodeCgroup : this.options.podCgroupRoot);
-  }
-
-  private reportOnce(description: string, problem: string): void {
-    if (this.reported.get(description) === problem) return;
-    this.reported.set(description, problem);
-    this.logger.warn('memory threshold not armed', { description, problem });
   }
 }

@@ -17,6 +17,7 @@ import { EPOLLERR, EPOLLPRI, type FileFd, type NativeEvents } from '../../native
 import { cgroupWorkingSetSource, readWorkingSetBytes, rootWorkingSetSource, type ReadText, type WorkingSetSource } from './cgroup-v2-memory.js';
 import { DEFAULT_EPOLL_LOOP_OPTIONS, EpollLoop, type EpollLoopOptions, type EpollWatch } from './epoll-loop.js';
 import { computeMemoryThresholds, isProblem, workingSetMeetsThreshold, type MemorySignal, type MemoryThresholdFigures } from './memory-thresholds.js';
+import { NotifierLifecycle } from './notifier-lifecycle.js';
 import { openPsiTrigger, unprivilegedWindowMs } from './psi-trigger.js';
 
 const ERRNO_EINVAL = 22;
@@ -57,37 +58,27 @@ interface Trigger extends ArmedPsiTrigger {
 export const PSI_DESCRIPTION = 'psi memory pressure';
 export const PSI_ALLOCATABLE_DESCRIPTION = 'psi allocatable memory pressure';
 
-export class PsiNotifier implements MemoryThresholdNotifier {
+export class PsiNotifier extends NotifierLifecycle implements MemoryThresholdNotifier {
   readonly mode = 'psi' as const;
   private readonly options: PsiNotifierOptions;
-  private readonly logger: Logger;
   private loop: EpollLoop | null = null;
-  private onEvent: ((event: NotifierEvent) => void) | null = null;
   private readonly triggers: Trigger[] = [];
   /** The latest figures per threshold description, from updateThresholds. */
   private figures = new Map<string, MemoryThresholdFigures>();
   /** Whether each threshold was met at the last fast check. */
   private readonly met = new Map<string, boolean>();
   private readonly sources = new Map<MemorySignal, WorkingSetSource>();
-  private readonly reported = new Map<string, string>();
   private cancelFastCheck: (() => void) | null = null;
   private checking: Promise<void> | null = null;
   private triggerArming: Promise<unknown> = Promise.resolve();
-  private stopRequested = false;
-  private stopping: Promise<void> | null = null;
 
   constructor(options: PsiNotifierOptions) {
+    super(options.logger, 'memory threshold not watched', 'key');
     this.options = options;
-    this.logger = options.logger;
   }
 
   start(onEvent: (event: NotifierEvent) => void): void {
-    if (this.stopRequested) return;
-    if (this.onEvent !== null) {
-      this.logger.warn('the memory threshold notifier is already started');
-      return;
-    }
-    this.onEvent = onEvent;
+    if (!this.beginStart(onEvent)) return;
     try {
       this.loop = new EpollLoop(this.options.native, this.logger, this.options.loop ?? DEFAULT_EPOLL_LOOP_OPTIONS);
     } catch (error) {
@@ -124,7 +115,7 @@ export class PsiNotifier implements MemoryThresholdNotifier {
         if (previous !== undefined) next.set(description, previous);
         continue;
       }
-      this.reported.delete(description);
+      this.problemResolved(description);
       next.set(description, computation);
     }
     for (const description of this.met.keys()) if (!next.has(description)) this.met.delete(description);
@@ -137,17 +128,14 @@ export class PsiNotifier implements MemoryThresholdNotifier {
   }
 
   stop(): Promise<void> {
-    if (this.stopping !== null) return this.stopping;
-    this.stopRequested = true;
-    this.onEvent = null;
-    this.cancelFastCheck?.();
-    this.cancelFastCheck = null;
-    // A trigger write in flight cannot be cancelled: let it finish, then close everything.
-    const loopStopped = this.triggerArming.then(() => this.loop?.stop());
-    this.stopping = Promise.all([loopStopped, this.checking ?? Promise.resolve()]).then(() => {
+    return this.stopOnce(async () => {
+      this.cancelFastCheck?.();
+      this.cancelFastCheck = null;
+      // A trigger write in flight cannot be cancelled: let it finish, then close everything.
+      const loopStopped = this.triggerArming.then(() => this.loop?.stop());
+      await Promise.all([loopStopped, this.checking ?? Promise.resolve()]);
       this.triggers.length = 0;
     });
-    return this.stopping;
   }
 
   /** The armed PSI triggers, for logs and tests. */
@@ -202,7 +190,7 @@ export class PsiNotifier implements MemoryThresholdNotifier {
     const source = this.workingSetSource(signal);
     try {
       const workingSetBytes = await readWorkingSetBytes(this.options.readText, source);
-      this.reported.delete(`read ${signal}`);
+      this.problemResolved(`read ${signal}`);
       return workingSetBytes;
     } catch (error) {
       this.reportOnce(`read ${signal}`, `cannot read the working set: ${errorMessage(error)}`);
@@ -282,11 +270,5 @@ export class PsiNotifier implements MemoryThresholdNotifier {
     if ((events & EPOLLPRI) === 0) return;
     this.logger.debug(`eviction manager: ${trigger.description}`, { pressurePath: trigger.pressurePath });
     this.onEvent?.({ description: trigger.description, atMs: this.options.clock.nowMs() });
-  }
-
-  private reportOnce(key: string, problem: string): void {
-    if (this.reported.get(key) === problem) return;
-    this.reported.set(key, problem);
-    this.logger.warn('memory threshold not watched', { key, problem });
   }
 }

@@ -37,26 +37,16 @@ export interface CgroupObserverContext {
 
 export const DEFAULT_DISK_WALK_BATCH_ENTRIES = 256;
 
+// The settings that name a host path the observer reads.
+const OBSERVED_PATHS = ['cgroupRoot', 'procRoot', 'kubeletRootDir', 'imageFsPath', 'containerFsPath', 'podLogsDir'] as const;
+
 /** The observed paths, each resolved under the host root. */
-export interface ResolvedObserverPaths {
-  readonly cgroupRoot: string;
-  readonly procRoot: string;
-  readonly kubeletRootDir: string;
-  readonly imageFsPath: string;
-  readonly containerFsPath: string;
-  readonly podLogsDir: string;
+export type ResolvedObserverPaths = Pick<ObserveSettings, (typeof OBSERVED_PATHS)[number]> & {
   readonly resolveHostPath: (hostPath: string) => string;
-}
+};
 
 export function resolveObserverPaths(settings: ObserveSettings): ResolvedObserverPaths {
   const resolveHostPath = (hostPath: string): string => join(settings.hostRoot, hostPath);
-  return {
-    cgroupRoot: resolveHostPath(settings.cgroupRoot),
-    procRoot: resolveHostPath(settings.procRoot),
-    kubeletRootDir: resolveHostPath(settings.kubeletRootDir),
-    imageFsPath: resolveHostPath(settings.imageFsPath),
-    containerFsPath: resolveHostPath(settings.containerFsPath),
-    podLogsDir: resolveHostPath(settings.podLogsDir),
-    resolveHostPath,
-  };
+  const resolved = Object.fromEntries(OBSERVED_PATHS.map((name) => [name, resolveHostPath(settings[name])])) as Record<(typeof OBSERVED_PATHS)[number], string>;
+  return { ...resolved, resolveHostPath };
 }

@@ -49,6 +49,18 @@ export function qosClassOf(spec: JsonObject): 'Guaranteed' | 'Burstable' | 'Best
 // preconditions and then marks the pod terminating for its grace period, or removes it at once
 // when there is nothing to stop.
 
+/**
+ * A create request's body: an object, in the request's namespace. An empty or absent namespace is
+ * the request's, as the API server's BeforeCreate has it; another one is refused.
+ */
+function createBody(ctx: RequestContext, namespace: string, what: string): JsonObject {
+  const body = parseJson(ctx.body);
+  if (!isObject(body)) throw badRequest(`the body of the request must be ${what}`);
+  const bodyNamespace = metaOf(body).namespace;
+  if (bodyNamespace !== undefined && bodyNamespace !== '' && bodyNamespace !== namespace) throw namespaceMismatch();
+  return body;
+}
+
 export class PodWrites {
   constructor(
     private readonly store: ObjectStore,
@@ -56,10 +68,7 @@ export class PodWrites {
   ) {}
 
   createRequest(ctx: RequestContext, namespace: string): void {
-    const body = parseJson(ctx.body);
-    if (!isObject(body)) throw badRequest('the body of the request must be a Pod');
-    const meta = metaOf(body);
-    if (meta.namespace !== undefined && meta.namespace !== namespace) throw namespaceMismatch();
+    const body = createBody(ctx, namespace, 'a Pod');
     delete body.status;
     send(ctx, 201, this.create(body, namespace));
   }
@@ -285,10 +294,8 @@ export class Events {
   ) {}
 
   createRequest(ctx: RequestContext, namespace: string): void {
-    const event = parseJson(ctx.body);
-    if (!isObject(event)) throw badRequest('the body of the request must be an Event');
+    const event = createBody(ctx, namespace, 'an Event');
     const meta = metaOf(event);
-    if (meta.namespace !== undefined && meta.namespace !== '' && meta.namespace !== namespace) throw namespaceMismatch();
     meta.namespace = namespace;
     applyGenerateName(meta);
     const name = str(meta.name);
