@@ -19,6 +19,7 @@ import {
   O_RDWR,
   O_WRONLY,
 } from './libc.js';
+import { errorMessage } from '../src/errors.js';
 import { ERRNO_EAGAIN, ERRNO_EINTR, nativeError } from './native-error.js';
 import type { AnyFd, EpollFd, EventFd, FileAccess, FileFd, NativeEvents, ReadyEvent } from './native-events.js';
 
@@ -69,7 +70,7 @@ export function createLibcNativeEvents(): NativeEvents {
       return new Promise<readonly ReadyEvent[]>((resolve, reject) => {
         c.epoll_wait_async(epoll, buffer, maxEvents, timeoutMs, (err, count) => {
           if (err !== null && err !== undefined) {
-            reject(err instanceof Error ? err : new Error(String(err)));
+            reject(err instanceof Error ? err : new Error(errorMessage(err)));
             return;
           }
           if (count < 0) {
@@ -127,7 +128,7 @@ export function createLibcNativeEvents(): NativeEvents {
       return new Promise<void>((resolve, reject) => {
         c.write_async(fd, bytes, bytes.length, (err, result) => {
           if (err !== null && err !== undefined) {
-            reject(err instanceof Error ? err : new Error(String(err)));
+            reject(err instanceof Error ? err : new Error(errorMessage(err)));
             return;
           }
           const written = Number(result);

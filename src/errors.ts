@@ -89,7 +89,13 @@ export class KubeApiError extends AgentError {
   }
 }
 
-/** What a thrown value says: an Error's message, anything else as a string. */
+/** What a thrown (or rejected) value says: an Error's message, a string as it is, anything else as JSON when it can be. */
 export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  if (error instanceof Error) return error.message;
+  if (typeof error === 'string') return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
 }

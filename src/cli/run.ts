@@ -92,7 +92,7 @@ export function registerRun(program: Command): void {
           process.off('SIGTERM', onTerm);
           process.off('SIGINT', onInt);
           agent.stop().then(resolve, (err: unknown) => {
-            logger.error('stop failed', { err: String(err) });
+            logger.error('stop failed', { err: errorMessage(err) });
             resolve();
           });
         };

@@ -4,6 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { errorMessage } from '../errors.js';
 
 export interface HealthState {
   /** Null when healthy, else why not. */
@@ -28,7 +29,7 @@ export async function startOpsServer(address: string, port: number, registry: Re
       case '/metrics':
         registry.metrics().then(
           (text) => answer(200, text, registry.contentType),
-          (err: unknown) => answer(500, `${String(err)}\n`),
+          (err: unknown) => answer(500, `${errorMessage(err)}\n`),
         );
         return;
       case '/healthz': {

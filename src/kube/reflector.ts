@@ -9,6 +9,7 @@
 import type { KubernetesListObject, KubernetesObject, ListWatch, Watch } from '@kubernetes/client-node';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
+import { errorMessage } from '../errors.js';
 import { Backoff, WATCH_BACKOFF, backoffDelayMs, type BackoffPolicy } from './backoff.js';
 import type { ClientLibrary, KubeConfig } from './client-library.js';
 
@@ -184,7 +185,7 @@ export class Reflector<T extends WireObject> {
         this.shortWatches = delivered === 0 && livedMs < SHORT_WATCH_MS ? this.shortWatches + 1 : 0;
         // A watch that held for a while was a working connection, even if quiet.
         if (livedMs >= SHORT_WATCH_MS) this.backoff.reset();
-        if (err !== null && err !== undefined && !endQuietly) logger.debug('watch ended with an error', { resource, error: describe(err) });
+        if (err !== null && err !== undefined && !endQuietly) logger.debug('watch ended with an error', { resource, error: errorMessage(err) });
         done(endQuietly ? null : err);
       };
       const onEvent: WatchCallback = (phase, apiObj, watchObj) => {
@@ -226,7 +227,7 @@ export class Reflector<T extends WireObject> {
     this.finishFirstAttempt();
     if (this.cancelRestart !== null) return;
     const delayMs = this.backoff.nextDelayMs();
-    this.options.logger.warn('watch failed; restarting', { resource: this.options.resource, error: describe(err), status: statusOf(err), attempt: this.backoff.attempts, retryInMs: delayMs });
+    this.options.logger.warn('watch failed; restarting', { resource: this.options.resource, error: errorMessage(err), status: statusOf(err), attempt: this.backoff.attempts, retryInMs: delayMs });
     this.cancelRestart = this.options.clock.after(delayMs, () => {
       this.cancelRestart = null;
       if (this.stopped) return;
@@ -270,7 +271,7 @@ export class Reflector<T extends WireObject> {
     try {
       this.options.onChange(oldObject, newObject);
     } catch (err) {
-      this.options.logger.error('a change listener failed', { resource: this.options.resource, error: describe(err) });
+      this.options.logger.error('a change listener failed', { resource: this.options.resource, error: errorMessage(err) });
     }
   }
 }
@@ -283,10 +284,6 @@ function abortedController(): AbortController {
   const controller = new AbortController();
   controller.abort();
   return controller;
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : typeof err === 'string' ? err : JSON.stringify(err);
 }
 
 function statusOf(err: unknown): number | undefined {

@@ -5,6 +5,7 @@
 // eventfd so the outstanding call returns at once, then closes every descriptor it owns.
 
 import type { Logger } from '../api/logger.js';
+import { errorMessage } from '../errors.js';
 import type { EpollFd, EventFd, FileFd, NativeEvents, ReadyEvent } from '../../native/native-events.js';
 import { EPOLLIN } from '../../native/native-events.js';
 
@@ -100,7 +101,7 @@ export class EpollLoop {
     try {
       this.native.removeFromEpoll(this.epoll, watch.fd);
     } catch (error) {
-      this.logger.warn('cannot remove a descriptor from the epoll set', { fd: watch.fd, error: String(error) });
+      this.logger.warn('cannot remove a descriptor from the epoll set', { fd: watch.fd, error: errorMessage(error) });
     }
     this.closeQuietly(watch.fd);
   }
@@ -120,7 +121,7 @@ export class EpollLoop {
         this.native.signalEventFd(this.wake, 1n);
       } catch (error) {
         // The wait still returns at its timeout.
-        this.logger.warn('cannot wake the epoll wait; stopping at its timeout', { error: String(error) });
+        this.logger.warn('cannot wake the epoll wait; stopping at its timeout', { error: errorMessage(error) });
       }
     }
     this.stopped = (this.running ?? Promise.resolve()).then(() => this.closeAll());
@@ -133,7 +134,7 @@ export class EpollLoop {
       try {
         ready = await this.native.waitEpoll(this.epoll, this.options.maxEvents, this.options.waitTimeoutMs);
       } catch (error) {
-        this.logger.error('epoll_wait failed; memory threshold notifications stop until restart', { error: String(error) });
+        this.logger.error('epoll_wait failed; memory threshold notifications stop until restart', { error: errorMessage(error) });
         return;
       }
       if (this.stopping) return;
@@ -152,7 +153,7 @@ export class EpollLoop {
     try {
       registration.onReady(event.events);
     } catch (error) {
-      this.logger.error('a notifier event handler failed', { error: String(error) });
+      this.logger.error('a notifier event handler failed', { error: errorMessage(error) });
     }
   }
 
@@ -167,7 +168,7 @@ export class EpollLoop {
     try {
       this.native.close(fd);
     } catch (error) {
-      this.logger.warn('cannot close a descriptor', { fd, error: String(error) });
+      this.logger.warn('cannot close a descriptor', { fd, error: errorMessage(error) });
     }
   }
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { AgentError, ConfigError, ERROR_CODES, KubeApiError, NativeError, ReplayInputError } from '../../src/errors.js';
+import { AgentError, ConfigError, ERROR_CODES, errorMessage, KubeApiError, NativeError, ReplayInputError } from '../../src/errors.js';
 
 describe('the error catalog', () => {
   const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
@@ -39,3 +39,18 @@ describe('the error catalog', () => {
     });
   }
 });
+
+describe('errorMessage: what a thrown or rejected value says', () => {
+  const circular: Record<string, unknown> = {};
+  circular.self = circular;
+  const cases: { name: string; thrown: unknown; message: string }[] = [
+    { name: 'an Error is its message', thrown: new TypeError('bad type'), message: 'bad type' },
+    { name: 'a string as it is', thrown: 'went wrong', message: 'went wrong' },
+    { name: 'an object as JSON', thrown: { code: 410, reason: 'Expired' }, message: '{"code":410,"reason":"Expired"}' },
+    { name: 'undefined', thrown: undefined, message: 'undefined' },
+    { name: 'a bigint, which JSON refuses', thrown: 5n, message: '5' },
+    { name: 'a circular object, which JSON refuses', thrown: circular, message: '[object Object]' },
+  ];
+  for (const tc of cases) test(tc.name, () => expect(errorMessage(tc.thrown)).toBe(tc.message));
+});
+

@@ -322,7 +322,7 @@ describe('MemcgV1Notifier events', () => {
     native.setUsage(MOUNT, 0n);
     await flushMicrotasks();
     expect(calls).toBe(2);
-    expect(logger.at('error').map((l) => l.fields['error'])).toEqual(['Error: handler bug', 'Error: handler bug']);
+    expect(logger.at('error').map((l) => l.fields['error'])).toEqual(['handler bug', 'handler bug']);
     await notifier.stop();
   });
 
