@@ -4,7 +4,6 @@
 
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
-import type { LoadedConfig } from '../config/types.js';
 import { startAgent, type AgentDeps, type AgentOptions, type RunningAgent } from '../daemon/agent.js';
 import { connect, type KubeClient } from '../kube/index.js';
 import { hostNotifier, hostObserver, hostTerminator, type NodeSide } from './node-side.js';
@@ -27,8 +26,7 @@ export async function connectCluster(target: ClusterTarget, nodeName: string, cl
   });
 }
 
-export interface AgentPlan extends Omit<AgentOptions, 'config'> {
-  readonly config: LoadedConfig;
+export interface AgentPlan extends AgentOptions {
   readonly cluster: ClusterTarget;
   readonly clock: Clock;
   readonly logger: Logger;

@@ -124,14 +124,14 @@ export class SandboxNode {
 function removeCgroup(dir: string): void {
   if (!existsSync(dir)) return;
   for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) removeCgroup(join(dir, entry.name));
-  for (let attempt = 0; attempt < 50; attempt++) {
+  // A killed process takes a moment to leave its cgroup; on a loaded machine, seconds.
+  for (let attempt = 0; attempt < 200; attempt++) {
     try {
       rmdirSync(dir);
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EBUSY') return;
-      // A killed process takes a moment to leave its cgroup.
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
     }
   }
 }
