@@ -14,7 +14,8 @@ import { systemClock } from '../../../../../src/api/clock.js';
 import { silentLogger } from '../../../../../src/api/logger.js';
 import { parseQuantity } from '../../../../../src/api/quantity.js';
 import type { Threshold } from '../../../../../src/api/threshold.js';
-import type { NotifierEvent } from '../../../../../src/eviction/ports.js';
+import type { NotifierEvent } from '../../../../../src/daemon/ports.js';
+import { notifierSettings, observeSettings } from '../../../../fixtures/settings.js';
 import { createMemoryThresholdNotifier } from '../../../../../src/notifier/create-memory-threshold-notifier.js';
 import { PSI_ALLOCATABLE_DESCRIPTION, PSI_DESCRIPTION, type PsiNotifier } from '../../../../../src/notifier/psi-notifier.js';
 import { createCgroupObserver } from '../../../../../src/observe/cgroup-observer.js';
@@ -49,15 +50,11 @@ const theScene = (): Scene => {
 };
 
 function psiNotifier(sandbox: CgroupSandbox, overrides: { psiStallThresholdMs?: number; fastCheckIntervalMs?: number } = {}): PsiNotifier {
-  return createMemoryThresholdNotifier({
-    mode: 'psi',
+  return createMemoryThresholdNotifier(notifierSettings({ mode: 'psi', psiStallThresholdMs: 100, psiWindowMs: WINDOW_MS, fastCheckIntervalMs: 250, ...overrides }), {
     cgroupRoot: '/sys/fs/cgroup',
     nodeCgroup: sandbox.name,
     podCgroupRoot: `${sandbox.name}/kubepods`,
-    psiStallThresholdMs: 100,
-    psiWindowMs: WINDOW_MS,
-    fastCheckIntervalMs: 250,
-    ...overrides,
+    procRoot: '/proc',
     clock: systemClock,
     logger: silentLogger,
   }) as PsiNotifier;
@@ -182,7 +179,7 @@ export const suite = defineSuite({
       name: 'fast check: a working set crossing capacity − threshold is reported within a few check intervals, both ways',
       async run({ note }) {
         const s = theScene();
-        const observer = createCgroupObserver({ clock: systemClock, logger: silentLogger, nodeCgroup: s.sandbox.name, cgroupDriver: 'cgroupfs', kubeletRootDir: '/tmp', imageFsPath: '/tmp', podLogsDir: '/tmp' });
+        const observer = createCgroupObserver(observeSettings({ cgroupDriver: 'cgroupfs', kubeletRootDir: '/tmp', imageFsPath: '/tmp', podLogsDir: '/tmp' }), { clock: systemClock, logger: silentLogger, nodeCgroup: s.sandbox.name, processCountIntervalMs: 0 });
         const notifier = psiNotifier(s.sandbox, { fastCheckIntervalMs: 50 });
         const crossings: number[] = [];
         try {
@@ -205,8 +202,8 @@ export const suite = defineSuite({
           await waitFor('the crossing down', () => crossings.length >= 2, 5000);
           // The crossing happens somewhere while the allocator touches its memory (Node's own start-up included).
           note('allocatorStartToReadyMs', Math.round(touchedMs - startedMs));
-          note('upSeenAfterAllocatorStartMs', Math.round((crossings[0] as number) - startedMs));
-          note('downSeenAfterMs', Math.round((crossings[1] as number) - freedMs));
+          note('upSeenAfterAllocatorStartMs', Math.round((crossings[0] ?? Number.NaN) - startedMs));
+          note('downSeenAfterMs', Math.round((crossings[1] ?? Number.NaN) - freedMs));
           assert.equal(crossings.length, 2);
         } finally {
           await notifier.stop();

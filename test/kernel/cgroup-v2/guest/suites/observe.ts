@@ -16,6 +16,7 @@ import type { Summary } from '../../../../../src/api/summary.js';
 import { parseQuantity } from '../../../../../src/api/quantity.js';
 import type { Threshold } from '../../../../../src/api/threshold.js';
 import { cgroupWorkingSetSource, readWorkingSetBytes } from '../../../../../src/notifier/cgroup-v2-memory.js';
+import { notifierSettings, observeSettings } from '../../../../fixtures/settings.js';
 import { createMemoryThresholdNotifier } from '../../../../../src/notifier/create-memory-threshold-notifier.js';
 import { createCgroupObserver, type CgroupObserver } from '../../../../../src/observe/cgroup-observer.js';
 import { CgroupSandbox } from '../../../../helpers/cgroup-sandbox.js';
@@ -78,20 +79,16 @@ async function buildScene(layout: PodLayout, part: PageCachePart): Promise<Drive
     runningPod('small', uidSmall, 'Burstable', { app: containerId('1') }),
     runningPod('large', uidLarge, 'Guaranteed', { db: containerId('2'), sidecar: containerId('3'), cache: containerId('4') }),
   ];
-  const observer = createCgroupObserver({
+  const observer = createCgroupObserver(observeSettings({ cgroupDriver: layout.driver, kubeletRootDir: '/tmp', imageFsPath: '/tmp', podLogsDir: '/tmp' }), {
     clock: systemClock,
     logger: silentLogger,
     nodeCgroup: sandbox.name,
-    cgroupDriver: layout.driver,
     processCountIntervalMs: 0,
-    kubeletRootDir: '/tmp',
-    imageFsPath: '/tmp',
-    podLogsDir: '/tmp',
   });
   return { layout, sandbox, observer, pods, dirs };
 }
 
-const rootObserver = (): CgroupObserver => createCgroupObserver({ clock: systemClock, logger: silentLogger, kubeletRootDir: '/tmp', imageFsPath: '/tmp', podLogsDir: '/tmp' });
+const rootObserver = (): CgroupObserver => createCgroupObserver(observeSettings({ kubeletRootDir: '/tmp', imageFsPath: '/tmp', podLogsDir: '/tmp' }), { clock: systemClock, logger: silentLogger, processCountIntervalMs: 0 });
 
 function scene(driver: string): DriverScene {
   const found = scenes.get(driver);
@@ -228,7 +225,7 @@ export const suite = defineSuite({
       async run({ note }) {
         const observer = rootObserver();
         const sandbox = await CgroupSandbox.create({ version: 'v2' });
-        const notifier = createMemoryThresholdNotifier({ mode: 'psi', cgroupRoot: '/sys/fs/cgroup', nodeCgroup: '', podCgroupRoot: `${sandbox.name}/none`, fastCheckIntervalMs: 50, clock: systemClock, logger: silentLogger });
+        const notifier = createMemoryThresholdNotifier(notifierSettings({ mode: 'psi', fastCheckIntervalMs: 50 }), { cgroupRoot: '/sys/fs/cgroup', nodeCgroup: '', podCgroupRoot: `${sandbox.name}/none`, procRoot: '/proc', clock: systemClock, logger: silentLogger });
         const crossings: number[] = [];
         try {
           notifier.start((event) => {

@@ -18,11 +18,12 @@ import { parseConfigText } from '../../../../../src/config/load.js';
 import { startAgent, type RunningAgent } from '../../../../../src/daemon/agent.js';
 import type { SyncTrigger } from '../../../../../src/daemon/eviction-loop.js';
 import { kubeconfigFor, startApiStandIn, type ApiStandIn } from '../../../../../src/demo/api-stand-in.js';
-import type { LocalTerminator } from '../../../../../src/eviction/ports.js';
+import type { LocalTerminator } from '../../../../../src/daemon/ports.js';
 import { connect } from '../../../../../src/kube/index.js';
+import { notifierSettings, observeSettings } from '../../../../fixtures/settings.js';
 import { createMemoryThresholdNotifier } from '../../../../../src/notifier/create-memory-threshold-notifier.js';
 import { createCgroupObserver, type CgroupObserver } from '../../../../../src/observe/cgroup-observer.js';
-import { createPodTerminator } from '../../../../../src/observe/pod-terminator.js';
+import { createPodTerminator } from '../../../../../src/act/pod-terminator.js';
 import { BENCH_NAMESPACE, benchPod, containerCgroup, podCgroup } from '../../../../../bench/lib/bench-pods.js';
 import { CgroupSandbox, type SandboxProcess } from '../../../../helpers/cgroup-sandbox.js';
 import { defineSuite, type GuestCase } from '../guest-suite.js';
@@ -108,21 +109,15 @@ async function setUpVariant(variant: Variant, api: ApiStandIn): Promise<VariantN
   sandbox.setLimit('kubepods', BigInt(PODS_LIMIT_BYTES));
   const quietPod = api.createPod(benchPod({ name: `quiet-${variant.key}`, nodeName, memoryRequest: '128Mi' }));
   const quiet = await sandbox.startAllocator(containerCgroup(quietPod), 32 * MiB);
-  const observer = createCgroupObserver({
+  const observer = createCgroupObserver(observeSettings({ cgroupDriver: 'cgroupfs', podCgroupRoot: 'kubepods', kubeletRootDir: scratch, imageFsPath: scratch, podLogsDir: scratch, diskUsageIntervalMs: 24 * 3600_000 }), {
     clock: systemClock,
     logger: silentLogger,
     nodeCgroup: sandbox.name,
-    cgroupDriver: 'cgroupfs',
-    podCgroupRoot: 'kubepods',
-    kubeletRootDir: scratch,
-    imageFsPath: scratch,
-    podLogsDir: scratch,
-    diskUsageIntervalMs: 24 * 3600_000,
     processCountIntervalMs: HOUSEKEEPING_MS,
     nodeName,
   });
-  const notifier = createMemoryThresholdNotifier({ mode: variant.notifier, cgroupRoot: '/sys/fs/cgroup', nodeCgroup: sandbox.name, podCgroupRoot: `${sandbox.name}/kubepods`, clock: systemClock, logger: silentLogger });
-  const inner = createPodTerminator({ cgroupRoot: '/sys/fs/cgroup', nodeCgroup: sandbox.name, cgroupDriver: 'cgroupfs', podCgroupRoot: 'kubepods', clock: systemClock, logger: silentLogger });
+  const notifier = createMemoryThresholdNotifier(notifierSettings({ mode: variant.notifier }), { cgroupRoot: '/sys/fs/cgroup', nodeCgroup: sandbox.name, podCgroupRoot: `${sandbox.name}/kubepods`, procRoot: '/proc', clock: systemClock, logger: silentLogger });
+  const inner = createPodTerminator(observeSettings({ hostRoot: '/', cgroupRoot: '/sys/fs/cgroup', cgroupDriver: 'cgroupfs', podCgroupRoot: 'kubepods' }), { nodeCgroup: sandbox.name, clock: systemClock, logger: silentLogger });
   const client = await connect({ kubeconfigYaml: kubeconfigFor(api), nodeName, clock: systemClock, logger: silentLogger });
   const cluster = client.clusterView();
   let node: VariantNode | null = null;

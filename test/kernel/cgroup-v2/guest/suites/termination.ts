@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { systemClock } from '../../../../../src/api/clock.js';
 import { silentLogger } from '../../../../../src/api/logger.js';
 import type { Pod } from '../../../../../src/api/pod.js';
-import { createPodTerminator } from '../../../../../src/observe/pod-terminator.js';
+import { observeSettings } from '../../../../fixtures/settings.js';
+import { createPodTerminator } from '../../../../../src/act/pod-terminator.js';
 import { CgroupSandbox, type SandboxProcess } from '../../../../helpers/cgroup-sandbox.js';
 import { defineSuite, type GuestCase } from '../guest-suite.js';
 import { cgroupPids, processAlive as alive, sleepMs, waitFor } from '../kernel-numbers.js';
@@ -35,7 +36,7 @@ function newPod(layout: PodLayout, containers: Record<string, string>, qos: 'Bur
   return { pod: runningPod(`pod-${podCounter}`, uid, qos, ids), dir, container: (name) => `${dir}/${layout.container(ids[name] as string)}` };
 }
 
-const terminator = (layout: PodLayout) => createPodTerminator({ cgroupRoot: '/sys/fs/cgroup', nodeCgroup: theSandbox().name, cgroupDriver: layout.driver, clock: systemClock, logger: silentLogger });
+const terminator = (layout: PodLayout) => createPodTerminator(observeSettings({ hostRoot: '/', cgroupRoot: '/sys/fs/cgroup', cgroupDriver: layout.driver }), { nodeCgroup: theSandbox().name, clock: systemClock, logger: silentLogger });
 
 // Processes outside every pod under test: a sibling pod's container and a system daemon's cgroup.
 async function bystanders(layout: PodLayout): Promise<SandboxProcess[]> {
