@@ -16,6 +16,7 @@ import { startOpsServer, type HealthState, type OpsServer } from './http-server.
 import { createAgentMetrics, type AgentMetrics } from './metrics.js';
 import { NodeStatusReporter, type NodeStatusSettings } from './node-status.js';
 import type { ClusterView, EventRecorder, LocalTerminator, MemoryThresholdNotifier, NodeObserver, NodeReporter, PodActions } from './ports.js';
+import { Readiness } from './readiness.js';
 import { TaintController } from './taint-controller.js';
 
 export interface AgentOptions {
@@ -47,6 +48,8 @@ export interface AgentDeps {
 export interface RunningAgent {
   readonly metrics: AgentMetrics;
   readonly loop: EvictionLoop;
+  /** The named readiness checks behind /readyz. */
+  readonly readiness: Readiness;
   readonly opsPort: number | null;
   /** The configuration in force (after reloads). */
   config(): LoadedConfig;
@@ -180,25 +183,24 @@ function reloadWatcher(reload: NonNullable<AgentOptions['reload']>, apply: (next
   );
 }
 
-// Live while passes keep happening; ready once the watches have synced and the node was observed.
-function healthOf(live: LiveConfig, loop: EvictionLoop, cluster: ClusterView, metrics: AgentMetrics, clock: Clock): HealthState {
-  return {
-    live: () => {
-      const { lastSyncAtMs } = loop.health;
-      const config = live.current;
-      // Three housekeeping intervals plus the cleanup wait of slack.
-      const slackMs = 3 * config.eviction.housekeepingIntervalMs + config.agent.actions.podCleanupTimeoutMs;
-      if (lastSyncAtMs !== null && clock.nowMs() - lastSyncAtMs > slackMs) return `no synchronize pass for ${Math.round((clock.nowMs() - lastSyncAtMs) / 1000)}s`;
-      return null;
-    },
-    ready: () => {
-      const reasons = [];
-      if (!cluster.synced) reasons.push('pod and node watches not synced');
-      if (!loop.health.observeOk) reasons.push('the node has not been observed successfully (see the logs)');
-      metrics.ready.set(reasons.length === 0 ? 1 : 0);
-      return reasons.length === 0 ? null : reasons.join('; ');
-    },
+// Live while passes keep happening.
+function livenessOf(live: LiveConfig, loop: EvictionLoop, clock: Clock): () => string | null {
+  return () => {
+    const { lastSyncAtMs } = loop.health;
+    const config = live.current;
+    // Three housekeeping intervals plus the cleanup wait of slack.
+    const slackMs = 3 * config.eviction.housekeepingIntervalMs + config.agent.actions.podCleanupTimeoutMs;
+    if (lastSyncAtMs !== null && clock.nowMs() - lastSyncAtMs > slackMs) return `no synchronize pass for ${Math.round((clock.nowMs() - lastSyncAtMs) / 1000)}s`;
+    return null;
   };
+}
+
+// Ready once the watches have synced and the node was observed; other parts add their own checks.
+function baseReadiness(metrics: AgentMetrics, loop: EvictionLoop, cluster: ClusterView): Readiness {
+  const readiness = new Readiness({ ready: metrics.ready, notReady: metrics.notReady });
+  readiness.add('watches', () => (cluster.synced ? null : 'pod and node watches not synced'));
+  readiness.add('observation', () => (loop.health.observeOk ? null : 'the node has not been observed successfully (see the logs)'));
+  return readiness;
 }
 
 export async function startAgent(options: AgentOptions, deps: AgentDeps): Promise<RunningAgent> {
@@ -208,6 +210,8 @@ export async function startAgent(options: AgentOptions, deps: AgentDeps): Promis
   const events = gatedEvents(deps.events, () => live.current.agent.reporting.events && !isDryRun(live));
   metrics.configInfo.set({ kind: live.current.kind }, 1);
   const parts = buildParts(options, deps, live, metrics, events);
+  const readiness = baseReadiness(metrics, parts.loop, deps.cluster);
+  const health: HealthState = { live: livenessOf(live, parts.loop, deps.clock), ready: () => readiness.reason() };
   const watcher = options.reload === null ? null : reloadWatcher(options.reload, (next) => applyConfig(next, live, parts, options.nodeName, metrics), metrics, events, deps.logger);
 
   // Start-up order: the watches first (decisions need the pods), then the loop, then reload and
@@ -221,7 +225,7 @@ export async function startAgent(options: AgentOptions, deps: AgentDeps): Promis
   const port = options.serverPort ?? configuredPort;
   let ops: OpsServer | null = null;
   if (port !== 0 || options.serverPort === 0) {
-    ops = await startOpsServer(address, port, metrics.registry, healthOf(live, parts.loop, deps.cluster, metrics, deps.clock));
+    ops = await startOpsServer(address, port, metrics.registry, health);
     log.info('serving /metrics, /healthz and /readyz', { address, port: ops.port });
   }
 
@@ -229,6 +233,7 @@ export async function startAgent(options: AgentOptions, deps: AgentDeps): Promis
   return {
     metrics,
     loop: parts.loop,
+    readiness,
     opsPort: ops?.port ?? null,
     config: () => live.current,
     reloadNow: async () => (watcher === null ? 'disabled' : watcher.reload()),

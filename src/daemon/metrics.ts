@@ -22,6 +22,7 @@ export interface AgentMetrics {
   readonly apiErrors: Counter<'operation' | 'status'>;
   readonly taintEvictions: Counter<'action' | 'result'>;
   readonly ready: Gauge;
+  readonly notReady: Gauge<'check'>;
 }
 
 /** Creates the metrics on a new registry; `withDefaults` adds Node's process metrics (RSS, CPU). */
@@ -61,6 +62,7 @@ export function createAgentMetrics(withDefaults = true): AgentMetrics {
     observeProblems: gauge('observe_problems', 'Number of distinct reasons some node stats are missing (see logs and /readyz)'),
     apiErrors: counter('api_errors_total', 'Failed Kubernetes API calls, by operation and HTTP status (0: not reached)', ['operation', 'status']),
     taintEvictions: counter('taint_evictions_total', 'NoExecute taint evictions, by action (scheduled, cancelled, deleted) and result', ['action', 'result']),
-    ready: gauge('ready', '1 when the agent is ready (watches synced, observer working)'),
+    ready: gauge('ready', '1 when the agent is ready (every readiness check passes), else 0'),
+    notReady: gauge('not_ready', '1 for each readiness check that fails (see /readyz for why), 0 for each that passes', ['check']),
   };
 }
