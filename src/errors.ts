@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   EVA_ERR_KUBE_API: 'A Kubernetes API call failed',
   EVA_ERR_USAGE: 'The command line is invalid',
   EVA_ERR_SHUTDOWN: 'The agent is shutting down',
+  EVA_ERR_START: 'The agent cannot start',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -17,6 +17,7 @@ import type { SynchronizeResult } from '../../src/eviction/types.js';
 import type { ClusterViewHandle } from '../../src/kube/cluster-view.js';
 import { connect } from '../../src/kube/index.js';
 import type { BenchNode } from './bench-node.js';
+import { nodeOfThisHost, thisHostIdentity } from '../../src/compose/this-host.js';
 
 /** One way of running the agent, compared side by side. */
 export interface AgentVariant {
@@ -79,7 +80,7 @@ export async function startBenchAgent(options: {
   readonly scratchDir: string;
 }): Promise<BenchAgent> {
   const { node, standIn, nodeName, variant } = options;
-  standIn.setNode({ apiVersion: 'v1', kind: 'Node', metadata: { name: nodeName } });
+  standIn.setNode(nodeOfThisHost(nodeName));
   const adapters = node.adapters({
     nodeName,
     scratchDir: options.scratchDir,
@@ -133,6 +134,7 @@ export async function startBenchAgent(options: {
       observer: adapters.observer,
       notifier,
       terminator,
+      hostIdentity: thisHostIdentity(),
       clock: systemClock,
       logger: silentLogger,
       onDecision: (result, trigger) => hooks().decided?.(result, trigger, nowNs()),

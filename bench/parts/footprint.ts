@@ -19,6 +19,7 @@ import { throwIfInterrupted, trackChild } from '../lib/cleanup.js';
 import type { BenchPart, PartContext } from '../lib/part.js';
 import { distribution, fmt, MiB, type Distribution } from '../lib/stats.js';
 import type { SyncLoopInput, SyncLoopOutput } from '../workers/sync-loop.js';
+import { nodeOfThisHost } from '../../src/compose/this-host.js';
 
 export const FOOTPRINT_PODS = 110;
 const NODE_NAME = 'footprint-node';
@@ -218,7 +219,7 @@ export const footprintPart: BenchPart<FootprintData> = {
     const standIn = await startApiStandIn();
     const sandbox = BenchCgroup.create('footprint');
     try {
-      standIn.setNode({ apiVersion: 'v1', kind: 'Node', metadata: { name: NODE_NAME } });
+      standIn.setNode(nodeOfThisHost(NODE_NAME));
       const pods = await populate(sandbox, standIn);
       const cli = await measureCli(context, sandbox, standIn);
       let syncLoop: SyncLoopOutput | null = null;

@@ -65,7 +65,7 @@ async function main(): Promise<void> {
   const events: EventRecorder = { podEvent: async () => undefined, nodeEvent: async () => undefined };
   const terminator: LocalTerminator = { terminate: async () => ({ signalled: 0 }) };
   const executor = new EvictionExecutor(
-    { nodeName: 'footprint-node', dryRun: false, hardEviction: 'delete', softEviction: 'eviction-api', localTermination: true, localTerminationGracePeriodMs: null, setDisruptionTargetCondition: true, uidPrecondition: true },
+    { nodeName: 'footprint-node', dryRun: false, hardEviction: 'delete', softEviction: 'eviction-api', localTermination: true, localTerminationGracePeriodMs: null, setDisruptionTargetCondition: true },
     { cluster, actions, events, terminator, metrics, logger, clock },
   );
   let podsObserved = 0;

@@ -92,7 +92,6 @@ export interface TaintEvictionSettings {
   readonly useEvictionApi: boolean;
   /** With the Eviction API: after this long without success, fall back to DELETE. */
   readonly evictionApiDeadlineMs: number;
-  readonly uidPrecondition: boolean;
   readonly skipTerminatingPods: boolean;
   /** Honour `Gt`/`Lt` toleration operators. */
   readonly comparisonOperators: boolean;
@@ -103,9 +102,12 @@ export interface TaintEvictionSettings {
 
 /** The metrics and health endpoint. */
 export interface ServerSettings {
+  /** The address to bind (`0.0.0.0` for every interface, `127.0.0.1` for this host only). */
   readonly address: string;
   /** 0 disables the server. */
   readonly port: number;
+  /** Open connections at most; more are closed as they arrive. */
+  readonly maxConnections: number;
 }
 
 /** Every agent setting, defaulted. */

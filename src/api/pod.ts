@@ -112,7 +112,14 @@ export interface Node {
   kind?: string;
   metadata: ObjectMeta;
   spec?: { taints?: Taint[]; unschedulable?: boolean };
-  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[]; nodeInfo?: NodeSystemInfo };
+}
+
+/** The part of a Node's `status.nodeInfo` that names the machine (the kubelet fills it at registration and after a reboot). */
+export interface NodeSystemInfo {
+  bootID?: string;
+  machineID?: string;
+  systemUUID?: string;
 }
 
 /** `namespace/name`, the key the kubelet and the taint manager print. */

@@ -6,7 +6,7 @@ import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import { startAgent, type AgentDeps, type AgentOptions, type RunningAgent } from '../daemon/agent.js';
 import { connect, type KubeClient } from '../kube/index.js';
-import { hostNotifier, hostObserver, hostTerminator, type NodeSide } from './node-side.js';
+import { hostIdentity, hostNotifier, hostObserver, hostTerminator, type NodeSide } from './node-side.js';
 
 /** Where the API server is: a kubeconfig file, or a kubeconfig document (a cluster started in this process). */
 export interface ClusterTarget {
@@ -52,6 +52,7 @@ export async function startNodeAgent(plan: AgentPlan): Promise<RunningAgent> {
     observer: plan.nodeSide?.observer ?? hostObserver(config, context),
     notifier: plan.nodeSide?.notifier ?? hostNotifier(config, context),
     terminator: plan.nodeSide?.terminator ?? hostTerminator(config, context),
+    hostIdentity: plan.nodeSide?.identity ?? hostIdentity(config),
     clock,
     logger,
   };

@@ -6,20 +6,23 @@
 import { posix } from 'node:path';
 import { createPodTerminator } from '../act/pod-terminator.js';
 import type { Clock } from '../api/clock.js';
+import type { HostIdentity } from '../api/host-identity.js';
 import type { Logger } from '../api/logger.js';
 import type { LoadedConfig } from '../config/types.js';
 import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver } from '../daemon/ports.js';
 import { nodeHostFs } from '../host/host-fs.js';
+import { readHostIdentity } from '../host/host-identity.js';
 import { resolvePodCgroupRoot } from '../host/pod-cgroup-locator.js';
 import { createMemoryThresholdNotifier } from '../notifier/create-memory-threshold-notifier.js';
 import { createCgroupObserver } from '../observe/cgroup-observer.js';
 import { createKubeletSummaryObserver } from '../observe/kubelet-summary-client.js';
 
-/** The three node-side ports of the agent. */
+/** The node-side ports of the agent, and the host's identity its Node is checked against. */
 export interface NodeSide {
   readonly observer: NodeObserver;
   readonly notifier: MemoryThresholdNotifier;
   readonly terminator: LocalTerminator;
+  readonly identity: HostIdentity;
 }
 
 export interface NodeSideContext {
@@ -63,6 +66,12 @@ export function hostNotifier(config: LoadedConfig, context: NodeSideContext): Me
     clock: context.clock,
     logger: context.logger,
   });
+}
+
+/** This host's boot ID, machine ID and system UUID, read under the host root. */
+export function hostIdentity(config: LoadedConfig): HostIdentity {
+  const { hostRoot, procRoot } = config.agent.observe;
+  return readHostIdentity({ hostRoot, procRoot });
 }
 
 export function hostTerminator(config: LoadedConfig, context: NodeSideContext): LocalTerminator {

@@ -2,6 +2,7 @@
 // reporting, taintEviction, server): which keys each section has, how each value is read, and
 // where it lands in the settings being built. Cross-field rules are agent-settings.ts's.
 
+import { isIP } from 'node:net';
 import type { ActionSettings, CgroupDriverSetting, NotifierModeSetting, NotifierSettings, ObserveSettings, ObserveSource, PodRemovalMethod, ReportingSettings, ServerSettings, TaintEvictionSettings } from '../api/agent-settings.js';
 import type { ConfigReader, EntryHandler, MapEntry } from './config-reader.js';
 import type { SettingReaders } from './setting-readers.js';
@@ -107,12 +108,13 @@ export function reportingSection(r: SettingReaders, reader: ConfigReader, report
   };
 }
 
-export function taintEvictionSection(r: SettingReaders, taintEviction: Mutable<TaintEvictionSettings>): Handlers {
+export function taintEvictionSection(r: SettingReaders, reader: ConfigReader, taintEviction: Mutable<TaintEvictionSettings>): Handlers {
   return {
     enabled: (e) => r.bool(e, (v) => (taintEviction.enabled = v)),
     useEvictionApi: (e) => r.bool(e, (v) => (taintEviction.useEvictionApi = v)),
     evictionApiDeadline: (e) => r.duration(e, (ms) => (taintEviction.evictionApiDeadlineMs = ms), true),
-    uidPrecondition: (e) => r.bool(e, (v) => (taintEviction.uidPrecondition = v)),
+    // Always on now; an old file that names it still loads.
+    uidPrecondition: (e) => reader.warning(e.field, e.keyNode, 'is no longer a setting: the UID precondition and the check that the pod is still bound to this node are always on; remove it'),
     skipTerminatingPods: (e) => r.bool(e, (v) => (taintEviction.skipTerminatingPods = v)),
     comparisonOperators: (e) => r.bool(e, (v) => (taintEviction.comparisonOperators = v)),
     countFromTimeAdded: (e) => r.bool(e, (v) => (taintEviction.countFromTimeAdded = v)),
@@ -122,7 +124,8 @@ export function taintEvictionSection(r: SettingReaders, taintEviction: Mutable<T
 
 export function serverSection(r: SettingReaders, server: Mutable<ServerSettings>): Handlers {
   return {
-    address: (e) => r.nonEmptyString(e, (v) => (server.address = v)),
+    address: (e) => r.matching(e, (v) => isIP(v) !== 0, 'an IP address to bind, such as "0.0.0.0" (every interface) or "127.0.0.1" (this host only)', (v) => (server.address = v)),
     port: (e) => r.integer(e, 0, 65535, (v) => (server.port = v)),
+    maxConnections: (e) => r.integer(e, 1, 1024, (v) => (server.maxConnections = v)),
   };
 }

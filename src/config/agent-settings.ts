@@ -34,7 +34,7 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
     notifier: (e) => reader.section(e.valueNode, e.field, notifierSection(r, settings.notifier, (key, entry) => (notifierNodes[key] = entry.valueNode))),
     actions: (e) => reader.section(e.valueNode, e.field, actionsSection(r, settings.actions)),
     reporting: (e) => reader.section(e.valueNode, e.field, reportingSection(r, reader, settings.reporting)),
-    taintEviction: (e) => reader.section(e.valueNode, e.field, taintEvictionSection(r, settings.taintEviction)),
+    taintEviction: (e) => reader.section(e.valueNode, e.field, taintEvictionSection(r, reader, settings.taintEviction)),
     server: (e) => reader.section(e.valueNode, e.field, serverSection(r, settings.server)),
     logLevel: r.oneOf<LogLevel>(['debug', 'info', 'warn', 'error'], (v) => (settings.logLevel = v)),
   };

@@ -115,13 +115,12 @@ export function defaultAgentSettings(): AgentSettings {
       enabled: false,
       useEvictionApi: false,
       evictionApiDeadlineMs: 5 * 60_000,
-      uidPrecondition: false,
       skipTerminatingPods: false,
       comparisonOperators: false,
       countFromTimeAdded: false,
       deleteRetries: 5,
     },
-    server: { address: '0.0.0.0', port: 8080 },
+    server: { address: '0.0.0.0', port: 8080, maxConnections: 32 },
     logLevel: 'info',
   };
 }

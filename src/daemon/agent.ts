@@ -4,16 +4,19 @@
 // complete shutdown.
 
 import type { Clock } from '../api/clock.js';
+import type { HostIdentity } from '../api/host-identity.js';
 import type { Logger } from '../api/logger.js';
 import type { LoadedConfig } from '../config/types.js';
-import { errorMessage } from '../errors.js';
+import { AgentError, errorMessage } from '../errors.js';
 import { EvictionManager } from '../eviction/manager.js';
 import type { SynchronizeResult } from '../eviction/types.js';
+import { guardPorts } from './acting-guard.js';
 import { ConfigWatcher } from './config-watcher.js';
 import { EvictionExecutor, type ExecutorSettings } from './eviction-executor.js';
 import { EvictionLoop, type LoopSettings, type SyncTrigger } from './eviction-loop.js';
 import { startOpsServer, type HealthState, type OpsServer } from './http-server.js';
 import { createAgentMetrics, type AgentMetrics } from './metrics.js';
+import { NodeIdentityGuard } from './node-identity.js';
 import { NodeStatusReporter, type NodeStatusSettings } from './node-status.js';
 import type { ClusterView, EventRecorder, LocalTerminator, MemoryThresholdNotifier, NodeObserver, NodeReporter, PodActions } from './ports.js';
 import { Readiness } from './readiness.js';
@@ -28,6 +31,8 @@ export interface AgentOptions {
   readonly dryRun?: boolean | undefined;
   /** Overrides the config's `server.port`; here 0 means any free port (tests and the demo), where the config's 0 disables the endpoint. */
   readonly serverPort?: number;
+  /** Aborting it during start-up (SIGTERM) stops what has started and rejects the start. */
+  readonly signal?: AbortSignal;
 }
 
 export interface AgentDeps {
@@ -38,6 +43,8 @@ export interface AgentDeps {
   readonly observer: NodeObserver;
   readonly notifier: MemoryThresholdNotifier;
   readonly terminator: LocalTerminator;
+  /** This host's boot ID, machine ID and system UUID, checked against the Node's before anything is done to it. */
+  readonly hostIdentity: HostIdentity;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics?: AgentMetrics;
@@ -68,7 +75,6 @@ function executorSettings(config: LoadedConfig, nodeName: string, dryRun: boolea
     localTermination: a.localTermination,
     localTerminationGracePeriodMs: a.localTerminationGracePeriodMs,
     setDisruptionTargetCondition: a.setDisruptionTargetCondition,
-    uidPrecondition: true,
   };
 }
 
@@ -91,6 +97,7 @@ function gatedEvents(events: EventRecorder, enabled: () => boolean): EventRecord
 
 /** The agent's parts, built on the caller's ports, with what a reload must reach. */
 interface AgentParts {
+  readonly identity: NodeIdentityGuard;
   readonly manager: EvictionManager;
   readonly executor: EvictionExecutor;
   readonly nodeStatus: NodeStatusReporter;
@@ -109,27 +116,34 @@ const isDryRun = (live: LiveConfig): boolean => live.dryRunFlag || live.current.
 function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, metrics: AgentMetrics, events: EventRecorder): AgentParts {
   const config = live.current;
   const dryRun = (): boolean => isDryRun(live);
+  // Nothing reaches the Node or its pods unless the Node is this host.
+  const identity = new NodeIdentityGuard({ nodeName: options.nodeName, host: deps.hostIdentity, cluster: deps.cluster, events, logger: deps.logger });
+  const refusal = (): string | null => identity.refusal();
+  const guarded = guardPorts({ actions: deps.actions, terminator: deps.terminator, nodeReporter: deps.nodeReporter }, refusal, deps.logger);
   const manager = new EvictionManager(config.eviction);
   const executor = new EvictionExecutor(executorSettings(config, options.nodeName, dryRun()), {
     cluster: deps.cluster,
-    actions: deps.actions,
+    actions: guarded.actions,
     events,
-    terminator: deps.terminator,
+    terminator: guarded.terminator,
     metrics,
     logger: deps.logger,
     clock: deps.clock,
+    refusal,
   });
-  const nodeStatus = new NodeStatusReporter(statusSettings(config, dryRun()), deps.nodeReporter, deps.logger);
+  const nodeStatus = new NodeStatusReporter(statusSettings(config, dryRun()), { reporter: guarded.nodeReporter, cluster: deps.cluster, clock: deps.clock, logger: deps.logger, refusal });
   const taints = new TaintController(config.agent.taintEviction, {
     nodeName: options.nodeName,
     dryRun,
     cluster: deps.cluster,
-    actions: deps.actions,
+    actions: guarded.actions,
     events,
     metrics,
     clock: deps.clock,
     logger: deps.logger,
+    refusal,
   });
+  identity.onChange((allowed) => taints.setAllowed(allowed));
   const loop = new EvictionLoop(loopSettings(config), {
     manager,
     observer: deps.observer,
@@ -145,7 +159,7 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
       await nodeStatus.report(result.nodeConditions, result.nowMs);
     },
   });
-  return { manager, executor, nodeStatus, taints, loop };
+  return { identity, manager, executor, nodeStatus, taints, loop };
 }
 
 // A new configuration reaches every part; what carries over is each part's to decide.
@@ -203,6 +217,32 @@ function baseReadiness(metrics: AgentMetrics, loop: EvictionLoop, cluster: Clust
   return readiness;
 }
 
+// How long shutdown waits for the Node to be cleaned up (conditions Unknown, taint removed): a
+// DaemonSet gives its pod a few seconds between SIGTERM and SIGKILL.
+const SHUTDOWN_CLEANUP_MS = 2_000;
+
+async function within(clock: Clock, ms: number, work: Promise<void>): Promise<void> {
+  const stop = new AbortController();
+  await Promise.race([work, clock.sleep(ms, stop.signal)]);
+  stop.abort();
+}
+
+// Settles with `work`, or rejects as soon as `signal` is aborted (SIGTERM during start-up).
+async function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  signal.throwIfAborted();
+  let onAbort = (): void => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new AgentError('EVA_ERR_SHUTDOWN', 'Start-up interrupted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([work, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
 export async function startAgent(options: AgentOptions, deps: AgentDeps): Promise<RunningAgent> {
   const log = deps.logger.child({ component: 'agent' });
   const metrics = deps.metrics ?? createAgentMetrics();
@@ -211,25 +251,53 @@ export async function startAgent(options: AgentOptions, deps: AgentDeps): Promis
   metrics.configInfo.set({ kind: live.current.kind }, 1);
   const parts = buildParts(options, deps, live, metrics, events);
   const readiness = baseReadiness(metrics, parts.loop, deps.cluster);
+  readiness.add('node-identity', () => parts.identity.refusal());
   const health: HealthState = { live: livenessOf(live, parts.loop, deps.clock), ready: () => readiness.reason() };
   const watcher = options.reload === null ? null : reloadWatcher(options.reload, (next) => applyConfig(next, live, parts, options.nodeName, metrics), metrics, events, deps.logger);
-
-  // Start-up order: the watches first (decisions need the pods), then the loop, then reload and
-  // the endpoint. The loop runs even before the watches sync: observing costs nothing, and a
-  // pass with no pods evicts nothing.
-  await deps.cluster.start();
-  parts.taints.start();
-  parts.loop.start();
-  watcher?.start();
-  const { address, port: configuredPort } = live.current.agent.server;
-  const port = options.serverPort ?? configuredPort;
   let ops: OpsServer | null = null;
-  if (port !== 0 || options.serverPort === 0) {
-    ops = await startOpsServer(address, port, metrics.registry, health);
-    log.info('serving /metrics, /healthz and /readyz', { address, port: ops.port });
+
+  // Every part's stop is idempotent and safe on a part that never started, so one sequence stops
+  // a running agent and a start-up that failed half-way alike. The Node is cleaned up (conditions
+  // Unknown, taint removed) once nothing can set them again, and before the watch goes.
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      log.info('stopping');
+      await watcher?.stop();
+      await parts.taints.stop();
+      await parts.loop.stop();
+      await within(deps.clock, SHUTDOWN_CLEANUP_MS, parts.nodeStatus.shutdown());
+      deps.observer.close?.();
+      parts.identity.stop();
+      await deps.cluster.stop();
+      await ops?.stop();
+      log.info('stopped');
+    })();
+    return stopping;
+  };
+
+  // Start-up order: the endpoint first, so a port that cannot be bound fails the start before
+  // anything is armed; then the watches (decisions need the pods and the Node), the identity
+  // check, the taint handling (idle until the Node is verified as this host), the loop, and
+  // reload. The loop runs even before the watches sync: observing costs nothing, and nothing is
+  // acted on until the Node is verified.
+  try {
+    const { address, port: configuredPort } = live.current.agent.server;
+    const port = options.serverPort ?? configuredPort;
+    if (port !== 0 || options.serverPort === 0) {
+      ops = await unlessAborted(startOpsServer(address, port, metrics.registry, health, live.current.agent.server), options.signal);
+      log.info('serving /metrics, /healthz and /readyz', { address, port: ops.port });
+    }
+    await unlessAborted(deps.cluster.start(), options.signal);
+    parts.identity.start();
+    parts.taints.start();
+    parts.loop.start();
+    watcher?.start();
+  } catch (err) {
+    await stop();
+    throw err;
   }
 
-  let stopping: Promise<void> | null = null;
   return {
     metrics,
     loop: parts.loop,
@@ -237,18 +305,6 @@ export async function startAgent(options: AgentOptions, deps: AgentDeps): Promis
     opsPort: ops?.port ?? null,
     config: () => live.current,
     reloadNow: async () => (watcher === null ? 'disabled' : watcher.reload()),
-    stop: () => {
-      stopping ??= (async () => {
-        log.info('stopping');
-        await watcher?.stop();
-        await parts.taints.stop();
-        await parts.loop.stop();
-        deps.observer.close?.();
-        await deps.cluster.stop();
-        await ops?.stop();
-        log.info('stopped');
-      })();
-      return stopping;
-    },
+    stop,
   };
 }

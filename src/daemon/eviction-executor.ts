@@ -27,7 +27,6 @@ export interface ExecutorSettings {
   /** Grace before SIGKILL for local termination; null uses the engine's grace period. */
   readonly localTerminationGracePeriodMs: number | null;
   readonly setDisruptionTargetCondition: boolean;
-  readonly uidPrecondition: boolean;
 }
 
 export interface ExecutorDeps {
@@ -38,6 +37,8 @@ export interface ExecutorDeps {
   readonly metrics: AgentMetrics;
   readonly logger: Logger;
   readonly clock: Clock;
+  /** Null while the agent may act; else why not (its Node is not this host): nothing is then done. */
+  readonly refusal?: () => string | null;
 }
 
 /** What one execution did: the pods now terminating, to wait for before the next eviction. */
@@ -110,6 +111,12 @@ export class EvictionExecutor {
 
     const first = result.evictions[0];
     if (first === undefined) return { evicted, attempts };
+    const refused = this.deps.refusal?.() ?? null;
+    if (refused !== null) {
+      attempts.push({ pod: podKey(first.pod), action: 'none', result: 'refused', message: refused });
+      this.deps.metrics.evictions.inc({ signal: signalLabel(first), action: 'none', result: 'refused' });
+      return { evicted, attempts };
+    }
     if (first.reason.kind === 'local-storage') {
       // Every local-storage violator goes, each on its own.
       for (const eviction of result.evictions) {
@@ -135,6 +142,7 @@ export class EvictionExecutor {
 
   /** Retries deletions of pods whose processes were already ended; called on every pass. */
   async retryPendingDeletes(): Promise<void> {
+    if ((this.deps.refusal?.() ?? null) !== null) return;
     const nowMs = this.deps.clock.nowMs();
     for (const [uid, pending] of [...this.pendingDeletes]) {
       if (nowMs < pending.nextAtMs) continue;
@@ -155,7 +163,7 @@ export class EvictionExecutor {
   }
 
   private async recordNodeEvent(result: SynchronizeResult): Promise<void> {
-    if (this.settings.dryRun || result.reclaim === null) return;
+    if (this.settings.dryRun || result.reclaim === null || (this.deps.refusal?.() ?? null) !== null) return;
     const signal = result.reclaim.threshold.signal;
     const lastMs = this.nodeEventAtMs.get(signal);
     if (lastMs !== undefined && result.nowMs - lastMs < NODE_EVENT_INTERVAL_MS) return;
@@ -280,7 +288,7 @@ export class EvictionExecutor {
       // A failed condition patch does not stop the deletion: the condition is informative.
       if (patched.result === 'failed') this.log.warn('could not add the DisruptionTarget condition', { pod: podKey(eviction.pod), status: patched.status });
     }
-    return actions.deletePod(eviction.pod, { gracePeriodSeconds: eviction.gracePeriodSeconds, uidPrecondition: this.settings.uidPrecondition });
+    return actions.deletePod(eviction.pod, { gracePeriodSeconds: eviction.gracePeriodSeconds });
   }
 
   private observeLatency(notifiedAtMs: number | null, action: string): void {

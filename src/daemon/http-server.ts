@@ -1,10 +1,16 @@
 // The operations endpoint: `/metrics` (Prometheus), `/healthz` (liveness: the loop is turning)
-// and `/readyz` (readiness: watches synced and the observer working), with the reasons in the body.
+// and `/readyz` (readiness: every readiness check passes), with the reasons in the body.
+//
+// Anyone who can reach the port can connect, so what a client can hold is bounded: at most
+// `maxConnections` sockets (more are closed as they arrive), request headers within 5 s and 8 KiB,
+// a whole request within 10 s, an idle keep-alive socket 5 s, nothing but GET and HEAD (no body is
+// read). A flood of idle or slow connections costs the agent a bounded amount of memory and never
+// its evictions (docs/operations.md, "Safety guarantees").
 
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Registry } from 'prom-client';
-import { errorMessage } from '../errors.js';
+import { AgentError, errorMessage } from '../errors.js';
 
 export interface HealthState {
   /** Null when healthy, else why not. */
@@ -14,44 +20,78 @@ export interface HealthState {
 
 export interface OpsServer {
   readonly port: number;
+  /** Connections refused because `maxConnections` were open. */
+  readonly droppedConnections: () => number;
   stop(): Promise<void>;
 }
 
-export async function startOpsServer(address: string, port: number, registry: Registry, health: HealthState): Promise<OpsServer> {
-  const server: Server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    const answer = (status: number, body: string, type = 'text/plain; charset=utf-8'): void => {
-      res.writeHead(status, { 'content-type': type });
-      res.end(body);
-    };
-    if (req.method !== 'GET' && req.method !== 'HEAD') return answer(405, 'method not allowed\n');
-    switch (path) {
-      case '/metrics':
-        registry.metrics().then(
-          (text) => answer(200, text, registry.contentType),
-          (err: unknown) => answer(500, `${errorMessage(err)}\n`),
-        );
-        return;
-      case '/healthz': {
-        const reason = health.live();
-        return reason === null ? answer(200, 'ok\n') : answer(503, `${reason}\n`);
+export interface OpsServerLimits {
+  /** Open connections at most; more are closed at once. */
+  readonly maxConnections: number;
+}
+
+export const OPS_HEADERS_TIMEOUT_MS = 5_000;
+export const OPS_REQUEST_TIMEOUT_MS = 10_000;
+export const OPS_KEEP_ALIVE_TIMEOUT_MS = 5_000;
+export const OPS_MAX_HEADER_BYTES = 8 * 1024;
+// Node checks the header and request timeouts on this period (its default is 30 s, which would let
+// a slow client hold its socket six times longer than the timeout says).
+const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
+
+export async function startOpsServer(address: string, port: number, registry: Registry, health: HealthState, limits: OpsServerLimits): Promise<OpsServer> {
+  const server: Server = createServer(
+    { maxHeaderSize: OPS_MAX_HEADER_BYTES, headersTimeout: OPS_HEADERS_TIMEOUT_MS, requestTimeout: OPS_REQUEST_TIMEOUT_MS, keepAliveTimeout: OPS_KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS },
+    (req, res) => {
+      const path = (req.url ?? '/').split('?')[0];
+      const answer = (status: number, body: string, type = 'text/plain; charset=utf-8'): void => {
+        res.writeHead(status, { 'content-type': type });
+        res.end(body);
+      };
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        // No body is read: the connection closes after the answer.
+        res.setHeader('connection', 'close');
+        return answer(405, 'method not allowed\n');
       }
-      case '/readyz': {
-        const reason = health.ready();
-        return reason === null ? answer(200, 'ok\n') : answer(503, `${reason}\n`);
+      switch (path) {
+        case '/metrics':
+          registry.metrics().then(
+            (text) => answer(200, text, registry.contentType),
+            (err: unknown) => answer(500, `${errorMessage(err)}\n`),
+          );
+          return;
+        case '/healthz': {
+          const reason = health.live();
+          return reason === null ? answer(200, 'ok\n') : answer(503, `${reason}\n`);
+        }
+        case '/readyz': {
+          const reason = health.ready();
+          return reason === null ? answer(200, 'ok\n') : answer(503, `${reason}\n`);
+        }
+        default:
+          return answer(404, 'not found\n');
       }
-      default:
-        return answer(404, 'not found\n');
-    }
+    },
+  );
+  server.maxConnections = limits.maxConnections;
+  // A socket idle this long (no request in progress) is closed whatever the client does.
+  server.setTimeout(OPS_REQUEST_TIMEOUT_MS, (socket: Socket) => socket.destroy());
+  let dropped = 0;
+  server.on('drop', () => {
+    dropped++;
   });
-  server.keepAliveTimeout = 5000;
+  // A malformed request or an over-long header: answer 400 if the socket can still take it, then close.
+  server.on('clientError', (_err, socket: Socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+    socket.destroy();
+  });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(new AgentError('EVA_ERR_START', `cannot serve /metrics, /healthz and /readyz on ${address}:${port}: ${err.code ?? err.message}`, { cause: err })));
     server.listen(port, address, () => resolve());
   });
   const bound = (server.address() as AddressInfo).port;
   return {
     port: bound,
+    droppedConnections: () => dropped,
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -92,8 +92,12 @@ export interface PodActions {
   getPod(namespace: string, name: string): Promise<Pod | null>;
   /** policy/v1 Eviction subresource: honours PodDisruptionBudgets. Never rejects: failures are outcomes. */
   evictPod(pod: Pod, gracePeriodSeconds: number | null): Promise<EvictionOutcome>;
-  /** DELETE with an optional grace period, and a UID precondition when `uid` is set. */
-  deletePod(pod: Pod, options: { gracePeriodSeconds: number | null; uidPrecondition: boolean }): Promise<EvictionOutcome>;
+  /**
+   * DELETE with an optional grace period, always with the pod's UID as a precondition, so the
+   * API server refuses it (409, `gone`) when the name now belongs to another pod. A pod without a
+   * UID is not deleted (`gone`).
+   */
+  deletePod(pod: Pod, options: { gracePeriodSeconds: number | null }): Promise<EvictionOutcome>;
   /** Adds or updates the DisruptionTarget=True condition through the pod's status subresource. */
   addDisruptionTarget(pod: Pod, condition: DisruptionTargetCondition): Promise<EvictionOutcome>;
 }
@@ -115,7 +119,8 @@ export interface EventRecorder {
 /** One node condition under the agent's own type (never the kubelet's). */
 export interface AgentNodeCondition {
   readonly type: string;
-  readonly status: 'True' | 'False';
+  /** `Unknown` when the agent no longer keeps it current (stopped, dry run, reporting off). */
+  readonly status: 'True' | 'False' | 'Unknown';
   readonly reason: string;
   readonly message: string;
 }

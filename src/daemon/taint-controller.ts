@@ -2,7 +2,11 @@
 // changes into the pure TaintHandler (node work first), records its Events, and performs the
 // deletions it asks for the way the taint-eviction controller does (DisruptionTarget condition,
 // DELETE, up to `deleteRetries` attempts 10 ms apart), or, when configured, through the
-// Eviction API with a deadline after which it falls back to DELETE. Off unless enabled.
+// Eviction API with a deadline after which it falls back to DELETE. Beyond upstream, every
+// request is for the pod the decision was about: the fresh read must have the cached pod's UID
+// and still be bound to this node, and the DELETE carries the UID as a precondition, so a pod
+// recreated under the same name (a StatefulSet's, on another node) is never hit. Off unless
+// enabled, and idle while the agent may not act on its Node.
 
 import type { TaintEvictionSettings } from '../api/agent-settings.js';
 import type { Clock } from '../api/clock.js';
@@ -24,6 +28,8 @@ export interface TaintControllerDeps {
   readonly metrics: AgentMetrics;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Null while the agent may act on its Node; else why not. */
+  readonly refusal?: () => string | null;
 }
 
 // Upstream sleeps 10 ms between failed delete attempts.
@@ -49,6 +55,11 @@ export class TaintController {
 
   start(): void {
     if (!this.settings.enabled || this.handler !== null) return;
+    const refused = this.deps.refusal?.() ?? null;
+    if (refused !== null) {
+      this.log.info('NoExecute taint handling waits until the agent may act on its Node', { node: this.deps.nodeName, reason: refused });
+      return;
+    }
     const { cluster } = this.deps;
     const handler = new TaintHandler({
       nodeName: this.deps.nodeName,
@@ -77,6 +88,18 @@ export class TaintController {
     const node = cluster.node();
     if (node !== null && handler.nodeUpdated(null, node)) handler.processPending();
     this.log.info('NoExecute taint handling started', { node: this.deps.nodeName });
+  }
+
+  /**
+   * Starts (rebuilding pending work from the current taints, as after a restart) or stops taint
+   * handling as acting on the Node becomes allowed or refused.
+   */
+  setAllowed(allowed: boolean): void {
+    if (allowed) this.start();
+    else if (this.handler !== null) {
+      this.detach();
+      this.log.warn('NoExecute taint handling stopped: the agent may not act on its Node', { node: this.deps.nodeName, reason: this.deps.refusal?.() ?? undefined });
+    }
   }
 
   /** Applies new settings; switching it on or off starts or stops the handler. */
@@ -126,9 +149,22 @@ export class TaintController {
       this.log.info('would delete pod for a NoExecute taint (dry run)', { pod: key });
       return;
     }
+    const refused = this.deps.refusal?.() ?? null;
+    if (refused !== null) {
+      this.log.warn('not deleting a pod for a NoExecute taint: the agent may not act on its Node', { pod: key, reason: refused });
+      this.deps.metrics.taintEvictions.inc({ action: 'delete', result: 'refused' });
+      return;
+    }
     const [namespace = '', name = ''] = key.split('/');
+    if (cached === null) {
+      // Without the pod's UID nothing proves that the pod found under this name is the one the
+      // decision was about; the watch no longer has it on this node, so it is gone from here.
+      this.log.info('not deleting a pod for a NoExecute taint: it is no longer on this node', { pod: key });
+      this.deps.metrics.taintEvictions.inc({ action: 'delete', result: 'gone' });
+      return;
+    }
     if (this.settings.useEvictionApi) {
-      const done = await this.evictUntilDeadline(namespace, name, fireAtMs);
+      const done = await this.evictUntilDeadline(namespace, name, cached, fireAtMs);
       if (done) return;
       this.log.warn('eviction deadline passed; deleting the pod', { pod: key });
     }
@@ -146,32 +182,54 @@ export class TaintController {
     throw new Error(`deleting ${key} failed after ${this.settings.deleteRetries} attempts: ${last !== null && 'message' in last ? last.message : 'unknown error'}`);
   }
 
+  /**
+   * The pod as the API server has it now, if it is still the pod the decision was about: the
+   * cached pod's UID, bound to this node. Otherwise why not (as a `gone` outcome: nothing to do).
+   */
+  private sameScheduledPod(fresh: Pod | null, cached: Pod): { pod: Pod } | EvictionOutcome {
+    if (fresh === null) return { result: 'gone', message: 'the pod no longer exists' };
+    if (cached.metadata.uid === undefined || fresh.metadata.uid !== cached.metadata.uid) return { result: 'gone', message: 'the pod was replaced by another with the same name' };
+    if (fresh.spec.nodeName !== this.deps.nodeName) return { result: 'gone', message: `the pod is bound to ${fresh.spec.nodeName ?? 'no node'}, not ${this.deps.nodeName}` };
+    return { pod: fresh };
+  }
+
   // One upstream attempt: GET from the API server, condition, DELETE. A pod that no longer exists
-  // is done (upstream burns its attempts on it and logs an error).
-  private async deleteOnce(namespace: string, name: string, cached: Pod | null): Promise<EvictionOutcome> {
+  // is done (upstream burns its attempts on it and logs an error), and so is one replaced or moved.
+  private async deleteOnce(namespace: string, name: string, cached: Pod): Promise<EvictionOutcome> {
     const { actions } = this.deps;
-    let pod: Pod | null;
+    let fresh: Pod | null;
     try {
-      pod = await actions.getPod(namespace, name);
+      fresh = await actions.getPod(namespace, name);
     } catch (err) {
       return { result: 'failed', status: err instanceof KubeApiError ? err.status : 0, message: errorMessage(err) };
     }
-    if (pod === null) return { result: 'gone', message: 'the pod no longer exists' };
-    if (cached !== null && this.settings.uidPrecondition && pod.metadata.uid !== cached.metadata.uid) return { result: 'gone', message: 'the pod was replaced' };
+    const checked = this.sameScheduledPod(fresh, cached);
+    if (!('pod' in checked)) return this.notTheSamePod(`${namespace}/${name}`, checked);
+    const { pod } = checked;
     if (this.settings.skipTerminatingPods && pod.metadata.deletionTimestamp) return { result: 'gone', message: 'the pod is already terminating' };
     const patched = await actions.addDisruptionTarget(pod, DISRUPTION_TARGET);
     if (patched.result !== 'accepted') return patched;
-    return actions.deletePod(pod, { gracePeriodSeconds: null, uidPrecondition: this.settings.uidPrecondition });
+    return actions.deletePod(pod, { gracePeriodSeconds: null });
+  }
+
+  private notTheSamePod(key: string, outcome: EvictionOutcome): EvictionOutcome {
+    if (outcome.result === 'gone' && outcome.message !== 'the pod no longer exists') this.log.info('not deleting a pod for a NoExecute taint', { pod: key, reason: outcome.message });
+    return outcome;
   }
 
   // Beyond upstream: the Eviction API honours PodDisruptionBudgets; retried until the deadline.
-  private async evictUntilDeadline(namespace: string, name: string, fireAtMs: number): Promise<boolean> {
+  private async evictUntilDeadline(namespace: string, name: string, cached: Pod, fireAtMs: number): Promise<boolean> {
     const deadlineMs = fireAtMs + this.settings.evictionApiDeadlineMs;
     while (!this.stopController.signal.aborted && this.deps.clock.nowMs() < deadlineMs) {
-      const pod = await this.deps.actions.getPod(namespace, name).catch(() => undefined);
-      if (pod === null) return true;
-      // Unreachable: `evictPod` itself reports the failure, and the loop retries.
-      const outcome = pod === undefined ? ({ result: 'failed', status: 0, message: 'the API server could not be reached' } as const) : await this.deps.actions.evictPod(pod, null);
+      const fresh = await this.deps.actions.getPod(namespace, name).catch(() => undefined);
+      const checked = fresh === undefined ? undefined : this.sameScheduledPod(fresh, cached);
+      if (checked !== undefined && !('pod' in checked)) {
+        this.notTheSamePod(`${namespace}/${name}`, checked);
+        this.deps.metrics.taintEvictions.inc({ action: 'eviction-api', result: 'gone' });
+        return true;
+      }
+      // Unreachable: the loop retries. The Eviction carries the pod's UID as its precondition.
+      const outcome = checked === undefined ? ({ result: 'failed', status: 0, message: 'the API server could not be reached' } as const) : await this.deps.actions.evictPod(checked.pod, null);
       if (outcome.result === 'accepted' || outcome.result === 'gone') {
         this.deps.metrics.taintEvictions.inc({ action: 'eviction-api', result: outcome.result });
         return true;

@@ -22,6 +22,7 @@ import type { SynchronizeResult } from '../eviction/types.js';
 import { kubeconfigFor, startApiStandIn, type ApiStandIn } from './api-stand-in.js';
 import { realCgroupsAvailable, SandboxNode, type AllocationPlan } from './sandbox-node.js';
 import { SimulatedNode } from './simulated-node.js';
+import { nodeOfThisHost } from '../compose/this-host.js';
 
 const Mi = 1024 * 1024;
 const NODE_NAME = 'demo-node';
@@ -128,7 +129,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
 
     // The API stand-in and this node.
     standIn = await startApiStandIn();
-    standIn.setNode({ apiVersion: 'v1', kind: 'Node', metadata: { name: NODE_NAME } });
+    standIn.setNode(nodeOfThisHost(NODE_NAME));
     const processes = new Map<string, ChildProcess>();
 
     // The stand-in kubelet: a pod marked for deletion has its processes killed, then goes.

@@ -54,11 +54,12 @@ export class KubePodActions implements PodActions {
     return outcome;
   }
 
-  async deletePod(pod: Pod, options: { gracePeriodSeconds: number | null; uidPrecondition: boolean }): Promise<EvictionOutcome> {
+  async deletePod(pod: Pod, options: { gracePeriodSeconds: number | null }): Promise<EvictionOutcome> {
     const { core, caller } = this.deps;
     const { namespace, name } = identity(pod);
+    if (pod.metadata.uid === undefined || pod.metadata.uid === '') return { result: 'gone', message: 'the pod has no UID to make its deletion conditional on' };
     const grace = options.gracePeriodSeconds === null ? {} : { gracePeriodSeconds: options.gracePeriodSeconds };
-    const body = { apiVersion: 'v1', kind: 'DeleteOptions', ...grace, ...(options.uidPrecondition ? preconditionsOf(pod) : {}) };
+    const body = { apiVersion: 'v1', kind: 'DeleteOptions', ...grace, ...preconditionsOf(pod) };
     const result = await caller.call((callOptions) => core.deleteNamespacedPod({ name, namespace, ...grace, body }, callOptions));
     if (result.ok) return { result: 'accepted' };
     const outcome = deletionOutcome(result.failure);

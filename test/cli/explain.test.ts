@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { kubeconfigFor, startApiStandIn } from '../../src/demo/api-stand-in.js';
 import { makePod } from '../fixtures/pods.js';
 import { CLI, REPO_ROOT, runCli } from './run-cli.js';
+import { nodeOfThisHost } from '../../src/compose/this-host.js';
 
 const CONFIG = join(REPO_ROOT, 'examples/memory-pressure.config.yaml');
 const RECORDING = join(REPO_ROOT, 'examples/memory-pressure.jsonl');
@@ -55,7 +56,7 @@ describe('explain against a cluster', () => {
     const standIn = await startApiStandIn();
     const dir = mkdtempSync(join(tmpdir(), 'kea-explain-'));
     try {
-      standIn.setNode({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' } });
+      standIn.setNode(nodeOfThisHost('node-a'));
       standIn.createPod({ ...makePod({ name: 'web', nodeName: 'node-a' }), status: { phase: 'Running' } });
       writeFileSync(join(dir, 'kubeconfig'), kubeconfigFor(standIn));
       writeFileSync(join(dir, 'config.yaml'), 'evictionHard:\n  memory.available: 1Mi\nenforceNodeAllocatable: []\n');

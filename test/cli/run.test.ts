@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { kubeconfigFor, startApiStandIn, type ApiStandIn } from '../../src/demo/api-stand-in.js';
 import { makePod } from '../fixtures/pods.js';
 import { CLI, REPO_ROOT, runCli } from './run-cli.js';
+import { nodeOfThisHost } from '../../src/compose/this-host.js';
 
 let dir = '';
 let standIn: ApiStandIn | null = null;
@@ -31,7 +32,7 @@ async function waitFor(what: string, condition: () => boolean | Promise<boolean>
 describe('run', () => {
   test('becomes ready against the API server, serves its endpoints, and exits promptly on SIGTERM (dry run)', async () => {
     standIn = await startApiStandIn();
-    standIn.setNode({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' } });
+    standIn.setNode(nodeOfThisHost('node-a'));
     standIn.createPod({ ...makePod({ name: 'web', nodeName: 'node-a' }), status: { phase: 'Running' } });
     writeFileSync(join(dir, 'kubeconfig'), kubeconfigFor(standIn));
     // Thresholds this machine is far from: nothing would be evicted even without --dry-run.

@@ -131,7 +131,6 @@ export interface PodActionCall {
   readonly name: string;
   readonly uid?: string | undefined;
   readonly gracePeriodSeconds?: number | null;
-  readonly uidPrecondition?: boolean;
   readonly condition?: DisruptionTargetCondition;
   /** What the fake answered (getPod: whether it found the pod, or the error it threw). */
   readonly outcome: EvictionOutcome | { result: 'found' | 'not-found' } | { result: 'threw'; message: string };
@@ -203,23 +202,23 @@ export class FakePodActions implements PodActions {
     const { namespace, name } = identity(pod);
     const outcome =
       this.takeOutcome('evictPod') ??
-      this.check(pod, true) ??
+      this.check(pod) ??
       (this.budgets.has(keyOf(namespace, name)) ? { result: 'blocked' as const, message: this.budgets.get(keyOf(namespace, name)) ?? PDB_MESSAGE } : null) ??
       this.accept(pod, gracePeriodSeconds);
     this.calls.push({ method: 'evictPod', namespace, name, uid: pod.metadata.uid, gracePeriodSeconds, outcome });
     return outcome;
   }
 
-  async deletePod(pod: Pod, options: { gracePeriodSeconds: number | null; uidPrecondition: boolean }): Promise<EvictionOutcome> {
+  async deletePod(pod: Pod, options: { gracePeriodSeconds: number | null }): Promise<EvictionOutcome> {
     const { namespace, name } = identity(pod);
-    const outcome = this.takeOutcome('deletePod') ?? this.check(pod, options.uidPrecondition) ?? this.accept(pod, options.gracePeriodSeconds);
-    this.calls.push({ method: 'deletePod', namespace, name, uid: pod.metadata.uid, gracePeriodSeconds: options.gracePeriodSeconds, uidPrecondition: options.uidPrecondition, outcome });
+    const outcome = this.takeOutcome('deletePod') ?? this.check(pod) ?? this.accept(pod, options.gracePeriodSeconds);
+    this.calls.push({ method: 'deletePod', namespace, name, uid: pod.metadata.uid, gracePeriodSeconds: options.gracePeriodSeconds, outcome });
     return outcome;
   }
 
   async addDisruptionTarget(pod: Pod, condition: DisruptionTargetCondition): Promise<EvictionOutcome> {
     const { namespace, name } = identity(pod);
-    let outcome = this.takeOutcome('addDisruptionTarget') ?? this.check(pod, true);
+    let outcome = this.takeOutcome('addDisruptionTarget') ?? this.check(pod);
     if (outcome === null) {
       const at = iso(this.nowMs());
       this.view.updatePod(namespace, name, (p) => {
@@ -244,11 +243,11 @@ export class FakePodActions implements PodActions {
   }
 
   // The API server's answers for a pod that is gone or is another pod now.
-  private check(pod: Pod, uidPrecondition: boolean): EvictionOutcome | null {
+  private check(pod: Pod): EvictionOutcome | null {
     const { namespace, name } = identity(pod);
     const current = this.view.findPod(namespace, name);
     if (current === null) return { result: 'gone', message: `pods "${name}" not found` };
-    if (uidPrecondition && pod.metadata.uid !== undefined && current.metadata.uid !== pod.metadata.uid) {
+    if (pod.metadata.uid !== undefined && current.metadata.uid !== pod.metadata.uid) {
       return { result: 'gone', message: `Operation cannot be fulfilled on pods "${name}": Precondition failed: UID in precondition: ${pod.metadata.uid}, UID in object meta: ${current.metadata.uid ?? ''}` };
     }
     return null;
@@ -323,8 +322,8 @@ export type NodeReporterCall =
   | { readonly method: 'setTaint'; readonly taint: { key: string; value: string; effect: 'NoSchedule' }; readonly present: boolean; readonly result: boolean };
 
 /**
- * NodeReporter that keeps the conditions and the taint list. Linked to a FakeClusterView, the
- * taint lands on the view's node (as the API server's watch would deliver it).
+ * NodeReporter that keeps the conditions and the taint list. Linked to a FakeClusterView, both
+ * land on the view's node (as the API server's watch would deliver them).
  */
 export class FakeNodeReporter implements NodeReporter {
   readonly calls: NodeReporterCall[] = [];
@@ -345,6 +344,13 @@ export class FakeNodeReporter implements NodeReporter {
   async setConditions(conditions: readonly AgentNodeCondition[]): Promise<boolean> {
     const result = !this.takeFailure('setConditions');
     if (result) for (const condition of conditions) this.conditions.set(condition.type, clone(condition));
+    const node = this.view?.node() ?? null;
+    if (result && node !== null && this.view !== null) {
+      // Merged by type, as the strategic merge patch does; the watch then delivers the new Node.
+      const written = new Set(conditions.map((c) => c.type));
+      const kept = (node.status?.conditions ?? []).filter((c) => !written.has(c.type));
+      this.view.setNode({ ...node, status: { ...node.status, conditions: [...kept, ...clone(conditions)] } });
+    }
     this.calls.push({ method: 'setConditions', conditions: clone(conditions), result });
     return result;
   }

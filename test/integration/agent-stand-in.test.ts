@@ -12,6 +12,7 @@ import { kubeconfigFor, startApiStandIn, type ApiStandIn, type RecordedRequest }
 import { connect } from '../../src/kube/index.js';
 import { FakeNotifier, FakeObserver, FakeTerminator, memorySummary } from '../fakes/fake-node.js';
 import { makePod } from '../fixtures/pods.js';
+import { nodeOfThisHost, thisHostIdentity } from '../../src/compose/this-host.js';
 
 const Mi = 1024 ** 2;
 const Gi = 1024 ** 3;
@@ -53,7 +54,7 @@ const setups: Setup[] = [];
 
 async function setup(options: { dryRun?: boolean; withNode?: boolean; config?: string } = {}): Promise<Setup> {
   const standIn = await startApiStandIn();
-  if (options.withNode !== false) standIn.setNode({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' } });
+  if (options.withNode !== false) standIn.setNode(nodeOfThisHost('node-a'));
   const specs: [Pod, number][] = [
     [makePod({ name: 'leaky', requests: { memory: '100Mi' }, tgps: 30, nodeName: 'node-a' }), 3 * Gi],
     [makePod({ name: 'batch', requests: { memory: '100Mi' }, tgps: 30, nodeName: 'node-a' }), 500 * Mi],
@@ -81,7 +82,7 @@ async function setup(options: { dryRun?: boolean; withNode?: boolean; config?: s
   const client = await connect({ kubeconfigYaml: kubeconfigFor(standIn), nodeName: 'node-a', clock: systemClock, logger: silentLogger, requestTimeoutMs: 500, watchBackoff: { initialDelayMs: 50, maxDelayMs: 500, factor: 2, jitterRatio: 0.1 } });
   const agent = await startAgent(
     { config: parseConfigText(options.config ?? CONFIG, 'test.yaml'), nodeName: 'node-a', reload: null, dryRun: options.dryRun, serverPort: 0 },
-    { cluster: client.clusterView(), actions: client.podActions(), events: client.eventRecorder('kube-eviction-agent'), nodeReporter: client.nodeReporter(), observer, notifier, terminator, clock: systemClock, logger: silentLogger },
+    { cluster: client.clusterView(), actions: client.podActions(), events: client.eventRecorder('kube-eviction-agent'), nodeReporter: client.nodeReporter(), observer, notifier, terminator, hostIdentity: thisHostIdentity(), clock: systemClock, logger: silentLogger },
   );
   const result = { standIn, agent, observer, notifier, terminator, uids, setAvailable };
   setups.push(result);
@@ -210,12 +211,35 @@ describe('the agent against the API stand-in', () => {
     expect(names).toEqual(['batch', 'late', 'leaky', 'node-critical']);
   });
 
-  test('the Node object missing: conditions cannot be set, evictions still happen', async () => {
-    const { standIn, notifier, setAvailable } = await setup({ withNode: false });
+  test('the Node object missing: nothing proves this host is the Node, so nothing is done until it appears with this host\'s identity', async () => {
+    const { standIn, agent, notifier, terminator, setAvailable } = await setup({ withNode: false });
     setAvailable(300 * Mi);
     notifier.fire(Date.now());
+    await waitFor('the Warning Event', () => standIn.events().some((e) => e.reason === 'NodeIdentityUnverified'));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(mutating(standIn).filter((r) => !r.path.endsWith('/events'))).toEqual([]);
+    expect(terminator.calls).toEqual([]);
+    expect(agent.readiness.reason()).toMatch(/the Node node-a does not exist/);
+    // The kubelet registers it: the agent acts.
+    standIn.setNode(nodeOfThisHost('node-a'));
     await waitFor('the DELETE', () => deletesOf(standIn, 'leaky').some((r) => r.status === 200));
-    // The node reporter's calls failed (the Node does not exist) without stopping anything.
-    expect(standIn.requests().some((r) => r.path.startsWith('/api/v1/nodes/node-a') && r.status === 404)).toBe(true);
+    expect(agent.readiness.reason()).toBeNull();
+  });
+
+  test('the Node is another machine (its nodeInfo is another host\'s): no eviction, no condition or taint, not ready, one Warning Event', async () => {
+    const { standIn, agent, notifier, terminator, setAvailable } = await setup({ withNode: false });
+    standIn.setNode({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' }, status: { nodeInfo: { bootID: '11111111-2222-4333-8444-555555555555', machineID: 'ffffffffffffffffffffffffffffffff', systemUUID: '' } } });
+    setAvailable(300 * Mi);
+    for (let i = 0; i < 3; i++) {
+      notifier.fire(Date.now());
+      await new Promise((resolve) => setTimeout(resolve, 700));
+    }
+    expect(mutating(standIn).filter((r) => !r.path.endsWith('/events'))).toEqual([]);
+    expect(terminator.calls).toEqual([]);
+    expect(agent.readiness.reason()).toMatch(/the Node node-a is another machine: its bootID "11111111-2222-4333-8444-555555555555" is not this host's/);
+    const warnings = standIn.events().filter((e) => e.reason === 'NodeIdentityMismatch');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Node', name: 'node-a' } });
+    expect(await agent.metrics.registry.getSingleMetricAsString('kube_eviction_agent_evictions_total')).toMatch(/result="refused"\} [1-9]/);
   });
 });

@@ -67,13 +67,12 @@ describe('agent settings', () => {
         enabled: true,
         useEvictionApi: true,
         evictionApiDeadlineMs: 600_000,
-        uidPrecondition: true,
         skipTerminatingPods: true,
         comparisonOperators: true,
         countFromTimeAdded: true,
         deleteRetries: 3,
       },
-      server: { address: '127.0.0.1', port: 9090 },
+      server: { address: '127.0.0.1', port: 9090, maxConnections: 32 },
       logLevel: 'debug',
     } satisfies AgentSettings);
     expect(cfg.eviction.housekeepingIntervalMs).toBe(5000);
@@ -119,13 +118,12 @@ describe('agent settings', () => {
       enabled: false,
       useEvictionApi: false,
       evictionApiDeadlineMs: 300_000,
-      uidPrecondition: false,
       skipTerminatingPods: false,
       comparisonOperators: false,
       countFromTimeAdded: false,
       deleteRetries: 5,
     });
-    expect(settings.server).toEqual({ address: '0.0.0.0', port: 8080 });
+    expect(settings.server).toEqual({ address: '0.0.0.0', port: 8080, maxConnections: 32 });
     expect(settings.logLevel).toBe('info');
   });
 

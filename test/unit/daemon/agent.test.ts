@@ -4,13 +4,14 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Pod } from '../../../src/api/pod.js';
+import type { Node, Pod } from '../../../src/api/pod.js';
 import { parseConfigText } from '../../../src/config/load.js';
 import { startAgent, type RunningAgent } from '../../../src/daemon/agent.js';
 import { silentLogger } from '../../../src/api/logger.js';
 import { FakeClock, flushMicrotasks } from '../../fakes/fake-clock.js';
 import { fakeCluster, type FakeCluster } from '../../fakes/fake-cluster.js';
 import { FakeNotifier, FakeObserver, FakeTerminator, memorySummary } from '../../fakes/fake-node.js';
+import { TEST_HOST, testNode } from '../../fixtures/host-identity.js';
 import { makePod } from '../../fixtures/pods.js';
 
 const Mi = 1024 ** 2;
@@ -47,14 +48,14 @@ interface Harness {
 }
 
 // Three pods: `leaky` far over its request, `batch` a little over, `critical` (mirror) biggest.
-async function start(configYaml: string, options: { dryRun?: boolean; pods?: Pod[]; reload?: { path: string; text: string } } = {}): Promise<Harness> {
+async function start(configYaml: string, options: { dryRun?: boolean; pods?: Pod[]; reload?: { path: string; text: string }; node?: Node } = {}): Promise<Harness> {
   const clock = new FakeClock(Date.UTC(2026, 10, 1, 12));
   const pods = options.pods ?? [
     makePod({ name: 'leaky', requests: { memory: '100Mi' }, tgps: 30 }),
     makePod({ name: 'batch', requests: { memory: '100Mi' }, tgps: 30 }),
     makePod({ name: 'mirror', annotations: { 'kubernetes.io/config.mirror': 'x' } }),
   ];
-  const cluster = fakeCluster({ pods, node: { metadata: { name: 'node-a' } }, clock });
+  const cluster = fakeCluster({ pods, node: options.node ?? testNode('node-a'), clock });
   const observer = new FakeObserver();
   const notifier = new FakeNotifier();
   const terminator = new FakeTerminator();
@@ -71,7 +72,7 @@ async function start(configYaml: string, options: { dryRun?: boolean; pods?: Pod
   const view = Object.assign(cluster.view, { start: async () => {}, stop: async () => {} });
   const agent = await startAgent(
     { config, nodeName: 'node-a', reload: options.reload === undefined ? null : { ...options.reload, parse: (text) => parseConfigText(text, options.reload?.path ?? '') }, dryRun: options.dryRun, serverPort: 0 },
-    { cluster: view, actions: cluster.actions, events: cluster.events, nodeReporter: cluster.reporter, observer, notifier, terminator, clock, logger: silentLogger },
+    { cluster: view, actions: cluster.actions, events: cluster.events, nodeReporter: cluster.reporter, observer, notifier, terminator, hostIdentity: TEST_HOST, clock, logger: silentLogger },
   );
   await flushMicrotasks();
   return { clock, cluster, observer, notifier, terminator, agent, pods, setAvailable };
@@ -99,7 +100,7 @@ describe('the agent on a node under memory pressure', () => {
     // The mirror pod ranks first (largest excess, priority 0) but is critical: skipped.
     expect(terminator.calls).toEqual([{ uid: 'uid-default-leaky', gracePeriodMs: 1000 }]);
     const deletes = cluster.actions.callsOf('deletePod');
-    expect(deletes.map((c) => [c.name, c.gracePeriodSeconds, c.uidPrecondition])).toEqual([['leaky', 1, true]]);
+    expect(deletes.map((c) => [c.name, c.gracePeriodSeconds, c.uid])).toEqual([['leaky', 1, 'uid-default-leaky']]);
     const condition = cluster.actions.callsOf('addDisruptionTarget')[0];
     expect(condition?.condition?.reason).toBe('TerminationByKubelet');
     const evicted = cluster.events.events.find((e) => e.reason === 'Evicted');
@@ -218,7 +219,7 @@ describe('the agent on a node under memory pressure', () => {
     await clock.stepAsync(10_000);
     const deletes = cluster.actions.callsOf('deletePod');
     expect(deletes.map((c) => c.outcome.result)).toEqual(['failed', 'accepted']);
-    expect(deletes.every((c) => c.name === 'leaky' && c.uidPrecondition === true)).toBe(true);
+    expect(deletes.every((c) => c.name === 'leaky' && c.uid === 'uid-default-leaky')).toBe(true);
   });
 
   test('a 409 on delete (the pod was replaced) is not retried and evicts nobody else in that pass', async () => {
@@ -348,5 +349,108 @@ describe('the operations endpoint', () => {
     const notReady = await get(port, '/readyz');
     expect(notReady.status).toBe(503);
     expect(notReady.body).toMatch(/not been observed successfully/);
+  });
+});
+
+describe('acting only on its own Node', () => {
+  const anotherMachine = (extra: Partial<Node> = {}): Node => ({ ...extra, metadata: { name: 'node-a' }, status: { nodeInfo: { bootID: '11111111-2222-4333-8444-555555555555', machineID: TEST_HOST.machineID ?? '' } } });
+
+  test('the Node is another machine: no local kill, no eviction, no condition or taint; acting resumes once the Node is this host', async () => {
+    harness = await start(`${HARD_AND_SOFT}reporting:\n  taint:\n    enabled: true\n`, { node: anotherMachine() });
+    const { clock, cluster, notifier, terminator, agent, setAvailable } = harness;
+    setAvailable(300 * Mi);
+    for (let i = 0; i < 3; i++) {
+      notifier.fire(clock.nowMs());
+      await clock.stepAsync(10_000);
+    }
+    expect(terminator.calls).toEqual([]);
+    expect(cluster.actions.calls.filter((c) => c.method !== 'getPod')).toEqual([]);
+    expect(cluster.reporter.calls).toEqual([]);
+    expect(agent.readiness.reason()).toMatch(/is another machine: its bootID "11111111-2222-4333-8444-555555555555" is not this host's/);
+    expect(cluster.events.reasons()).toEqual(['NodeIdentityMismatch']);
+    expect(await metric(agent, 'kube_eviction_agent_evictions_total')).toMatch(/action="none",result="refused"\} [1-9]/);
+    expect(await metric(agent, 'kube_eviction_agent_not_ready')).toMatch(/check="node-identity"\} 1/);
+
+    cluster.view.setNode(testNode('node-a'));
+    notifier.fire(clock.nowMs());
+    await flushMicrotasks();
+    expect(terminator.calls.map((c) => c.uid)).toEqual(['uid-default-leaky']);
+    expect(cluster.actions.callsOf('deletePod').map((c) => c.name)).toEqual(['leaky']);
+    expect(cluster.reporter.hasTaint('kube-eviction-agent.io/pressure')).toBe(true);
+    expect(agent.readiness.reason()).toBeNull();
+  });
+
+  test('a stop while the Node is another machine leaves that Node alone', async () => {
+    harness = await start(HARD_AND_SOFT, { node: anotherMachine({ spec: { taints: [{ key: 'kube-eviction-agent.io/pressure', effect: 'NoSchedule' }] } }) });
+    await harness.agent.stop();
+    expect(harness.cluster.reporter.calls).toEqual([]);
+    harness = null;
+  });
+});
+
+describe('what the agent put on its Node goes when it stops maintaining it', () => {
+  const TAINT = 'kube-eviction-agent.io/pressure';
+  const stale = (status = 'True'): Node =>
+    testNode('node-a', {
+      spec: { taints: [{ key: 'other.example.com/keep', effect: 'NoSchedule' }, { key: TAINT, effect: 'NoSchedule' }] },
+      status: { conditions: [{ type: 'Ready', status: 'True' }, { type: 'kube-eviction-agent.io/MemoryPressure', status }, { type: 'kube-eviction-agent.io/DiskPressure', status: 'False' }] },
+    });
+  const conditionStatuses = (h: Harness): Record<string, string> => Object.fromEntries([...h.cluster.reporter.conditions.values()].map((c) => [c.type, `${c.status} ${c.reason}`]));
+
+  test('on stop: its conditions become Unknown and its taint goes, other taints and conditions stay', async () => {
+    harness = await start(`${HARD_AND_SOFT}reporting:\n  taint:\n    enabled: true\n`, { node: stale() });
+    const h = harness;
+    h.setAvailable(300 * Mi);
+    h.notifier.fire(h.clock.nowMs());
+    await flushMicrotasks();
+    expect(h.cluster.reporter.hasTaint(TAINT)).toBe(true);
+    await h.agent.stop();
+    harness = null;
+    expect(conditionStatuses(h)).toEqual({
+      'kube-eviction-agent.io/MemoryPressure': 'Unknown AgentStopped',
+      'kube-eviction-agent.io/DiskPressure': 'Unknown AgentStopped',
+      'kube-eviction-agent.io/PIDPressure': 'Unknown AgentStopped',
+    });
+    expect(h.cluster.reporter.taints.map((t) => t.key)).toEqual(['other.example.com/keep']);
+  });
+
+  const notMaintaining: { name: string; config: string; dryRun?: boolean; reason: string }[] = [
+    { name: 'dry run (flag)', config: `${HARD_AND_SOFT}reporting:\n  taint:\n    enabled: true\n`, dryRun: true, reason: 'AgentDryRun' },
+    { name: 'dry run (configuration)', config: `${HARD_AND_SOFT}actions:\n  dryRun: true\n`, reason: 'AgentDryRun' },
+    { name: 'node conditions off', config: `${HARD_AND_SOFT}reporting:\n  nodeConditions: false\n  taint:\n    enabled: true\n`, reason: 'AgentConditionsOff' },
+  ];
+  test.each(notMaintaining)('$name: a stale True left by an earlier run becomes Unknown, the taint goes', async ({ config, dryRun, reason }) => {
+    harness = await start(config, { node: stale(), ...(dryRun === undefined ? {} : { dryRun }) });
+    const h = harness;
+    h.setAvailable(300 * Mi);
+    await h.clock.stepAsync(10_000);
+    expect(conditionStatuses(h)).toEqual({ 'kube-eviction-agent.io/MemoryPressure': `Unknown ${reason}`, 'kube-eviction-agent.io/DiskPressure': `Unknown ${reason}` });
+    expect(h.cluster.reporter.taints.map((t) => t.key)).toEqual(['other.example.com/keep']);
+    // Said once: the Node (as watched) shows nothing more to clean.
+    const writes = h.cluster.reporter.calls.length;
+    await h.clock.stepAsync(60_000);
+    expect(h.cluster.reporter.calls.length).toBe(writes);
+  });
+
+  test('the taint only: turned off by a reload, it goes at the next pass; conditions stay reported', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kea-taint-off-'));
+    try {
+      const path = join(dir, 'config.yaml');
+      const on = `${HARD_AND_SOFT}reporting:\n  taint:\n    enabled: true\n`;
+      writeFileSync(path, on);
+      harness = await start(on, { reload: { path, text: on } });
+      const h = harness;
+      h.setAvailable(300 * Mi);
+      h.notifier.fire(h.clock.nowMs());
+      await flushMicrotasks();
+      expect(h.cluster.reporter.hasTaint(TAINT)).toBe(true);
+      writeFileSync(path, HARD_AND_SOFT);
+      expect(await h.agent.reloadNow()).toBe('applied');
+      await h.clock.stepAsync(10_000);
+      expect(h.cluster.reporter.hasTaint(TAINT)).toBe(false);
+      expect(conditionStatuses(h)['kube-eviction-agent.io/MemoryPressure']).toBe('True AgentHasInsufficientMemory');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -32,7 +32,7 @@ describe('FakePodActions answers like the API server by default', () => {
     { name: 'evict-accepted', run: (c) => c.actions.evictPod(pod('a'), 1), outcome: { result: 'accepted' } },
     { name: 'evict-missing-is-gone', run: (c) => c.actions.evictPod(pod('missing'), 1), outcome: { result: 'gone', message: 'pods "missing" not found' } },
     { name: 'evict-replaced-is-gone', run: (c) => c.actions.evictPod(pod('a', 'old-uid'), 1), outcome: { result: 'gone', message: 'Operation cannot be fulfilled on pods "a": Precondition failed: UID in precondition: old-uid, UID in object meta: uid-a' } },
-    { name: 'delete-replaced-without-precondition-is-accepted', run: (c) => c.actions.deletePod(pod('a', 'old-uid'), { gracePeriodSeconds: null, uidPrecondition: false }), outcome: { result: 'accepted' } },
+    { name: 'delete-replaced-is-gone', run: (c) => c.actions.deletePod(pod('a', 'old-uid'), { gracePeriodSeconds: null }), outcome: { result: 'gone', message: 'Operation cannot be fulfilled on pods "a": Precondition failed: UID in precondition: old-uid, UID in object meta: uid-a' } },
     {
       name: 'blocked-pod',
       run: (c) => {
@@ -54,7 +54,7 @@ describe('FakePodActions answers like the API server by default', () => {
     await cluster.actions.evictPod(pod('a'), 5);
     expect(cluster.view.findPod('default', 'a')?.metadata.deletionTimestamp).toBe('2026-01-01T00:00:05Z');
     const removing = fakeCluster({ pods: [pod('a')], onAccepted: 'remove' });
-    await removing.actions.deletePod(pod('a'), { gracePeriodSeconds: 0, uidPrecondition: true });
+    await removing.actions.deletePod(pod('a'), { gracePeriodSeconds: 0 });
     expect(removing.view.pods()).toEqual([]);
   });
 

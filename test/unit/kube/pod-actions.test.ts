@@ -97,7 +97,7 @@ describe('evictPod', () => {
 describe('deletePod', () => {
   test('a grace period and a UID precondition', async () => {
     const created = h.standIn.createPod(pod('a'));
-    await expect(actions.deletePod(created, { gracePeriodSeconds: 10, uidPrecondition: true })).resolves.toEqual({ result: 'accepted' });
+    await expect(actions.deletePod(created, { gracePeriodSeconds: 10 })).resolves.toEqual({ result: 'accepted' });
     const [request] = requestsTo('/pods/a');
     expect(request?.method).toBe('DELETE');
     expect(new URLSearchParams(request?.query).get('gracePeriodSeconds')).toBe('10');
@@ -107,23 +107,23 @@ describe('deletePod', () => {
 
   test('grace 0 removes the pod at once', async () => {
     const created = h.standIn.createPod(pod('a'));
-    await expect(actions.deletePod(created, { gracePeriodSeconds: 0, uidPrecondition: false })).resolves.toEqual({ result: 'accepted' });
+    await expect(actions.deletePod(created, { gracePeriodSeconds: 0 })).resolves.toEqual({ result: 'accepted' });
     expect(h.standIn.pod('default', 'a')).toBeNull();
   });
 
-  test('without a UID precondition the request names no UID (and would delete a replacement, as upstream does)', async () => {
-    const old = h.standIn.createPod(pod('a'));
-    h.standIn.deletePodNow('default', 'a');
+  test('a pod without a UID is not deleted: nothing could make the request conditional', async () => {
     h.standIn.createPod(pod('a'));
-    await expect(actions.deletePod(old, { gracePeriodSeconds: null, uidPrecondition: false })).resolves.toEqual({ result: 'accepted' });
-    expect(requestsTo('/pods/a')[0]?.body).toEqual({ apiVersion: 'v1', kind: 'DeleteOptions' });
+    const { uid: _uid, ...metadata } = (h.standIn.pod('default', 'a') as Pod).metadata;
+    await expect(actions.deletePod({ ...(h.standIn.pod('default', 'a') as Pod), metadata }, { gracePeriodSeconds: null })).resolves.toEqual({ result: 'gone', message: 'the pod has no UID to make its deletion conditional on' });
+    expect(requestsTo('/pods/a')).toEqual([]);
+    expect(h.standIn.pod('default', 'a')?.metadata.deletionTimestamp).toBeUndefined();
   });
 
-  test('with a UID precondition a replacement is gone and stays', async () => {
+  test('the UID precondition: a replacement under the same name is gone and stays', async () => {
     const old = h.standIn.createPod(pod('a'));
     h.standIn.deletePodNow('default', 'a');
     h.standIn.createPod(pod('a'));
-    const outcome = await actions.deletePod(old, { gracePeriodSeconds: null, uidPrecondition: true });
+    const outcome = await actions.deletePod(old, { gracePeriodSeconds: null });
     expect(outcome.result).toBe('gone');
     expect(h.standIn.pod('default', 'a')?.metadata.deletionTimestamp).toBeUndefined();
   });
@@ -131,11 +131,11 @@ describe('deletePod', () => {
   test('404 is gone; a DELETE never reads as blocked', async () => {
     const created = h.standIn.createPod(pod('a'));
     h.standIn.deletePodNow('default', 'a');
-    await expect(actions.deletePod(created, { gracePeriodSeconds: 1, uidPrecondition: true })).resolves.toEqual({ result: 'gone', message: 'pods "a" not found' });
+    await expect(actions.deletePod(created, { gracePeriodSeconds: 1 })).resolves.toEqual({ result: 'gone', message: 'pods "a" not found' });
     h.standIn.createPod(pod('b'));
     h.standIn.injectFault({ method: 'DELETE', status: 429 });
     const b = h.standIn.pod('default', 'b') as Pod;
-    await expect(actions.deletePod(b, { gracePeriodSeconds: 1, uidPrecondition: true })).resolves.toMatchObject({ result: 'failed', status: 429 });
+    await expect(actions.deletePod(b, { gracePeriodSeconds: 1 })).resolves.toMatchObject({ result: 'failed', status: 429 });
   });
 });
 
@@ -220,7 +220,7 @@ describe('every call is bounded when the API server hangs', () => {
 
   const calls: { name: string; run: (s: Harness, p: Pod) => Promise<unknown>; expected: (result: unknown) => void }[] = [
     { name: 'evictPod', run: (s, p) => s.client.podActions().evictPod(p, 1), expected: (r) => expect(r).toMatchObject({ result: 'failed', status: 0 }) },
-    { name: 'deletePod', run: (s, p) => s.client.podActions().deletePod(p, { gracePeriodSeconds: 1, uidPrecondition: true }), expected: (r) => expect(r).toMatchObject({ result: 'failed', status: 0 }) },
+    { name: 'deletePod', run: (s, p) => s.client.podActions().deletePod(p, { gracePeriodSeconds: 1 }), expected: (r) => expect(r).toMatchObject({ result: 'failed', status: 0 }) },
     { name: 'addDisruptionTarget', run: (s, p) => s.client.podActions().addDisruptionTarget(p, { reason: 'R', message: 'm' }), expected: (r) => expect(r).toMatchObject({ result: 'failed', status: 0 }) },
     { name: 'getPod', run: (s) => s.client.podActions().getPod('default', 'a').catch((err: unknown) => err), expected: (r) => expect(r).toMatchObject({ status: 0 }) },
     { name: 'podEvent', run: (s, p) => s.client.eventRecorder('test').podEvent(p, { type: 'Warning', reason: 'Evicted', message: 'm' }), expected: (r) => expect(r).toBeUndefined() },

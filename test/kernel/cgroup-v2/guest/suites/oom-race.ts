@@ -29,6 +29,7 @@ import { CgroupSandbox, type SandboxProcess } from '../../../../helpers/cgroup-s
 import { defineSuite, type GuestCase } from '../guest-suite.js';
 import { currentBytes, memoryEvent, MiB, sleepMs, waitFor } from '../kernel-numbers.js';
 import { raceLeakCommand } from '../programs.js';
+import { nodeOfThisHost, thisHostIdentity } from '../../../../../src/compose/this-host.js';
 
 const NODE_LIMIT_BYTES = 768 * MiB;
 const PODS_LIMIT_BYTES = 512 * MiB;
@@ -103,7 +104,7 @@ function agentConfig(variant: Variant): string {
 
 async function setUpVariant(variant: Variant, api: ApiStandIn): Promise<VariantNode> {
   const nodeName = `race-${variant.key}`;
-  api.setNode({ apiVersion: 'v1', kind: 'Node', metadata: { name: nodeName } });
+  api.setNode(nodeOfThisHost(nodeName));
   const sandbox = await CgroupSandbox.create({ version: 'v2', limitBytes: BigInt(NODE_LIMIT_BYTES) });
   sandbox.mkdir('kubepods/burstable');
   sandbox.setLimit('kubepods', BigInt(PODS_LIMIT_BYTES));
@@ -137,6 +138,7 @@ async function setUpVariant(variant: Variant, api: ApiStandIn): Promise<VariantN
       observer,
       notifier,
       terminator,
+      hostIdentity: thisHostIdentity(),
       clock: systemClock,
       logger: silentLogger,
       onDecision: (_result, trigger) => node?.onPass?.(trigger),
