@@ -27,6 +27,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { scaledTimeoutMs } from './timeout-scale.js';
 
 /** The cgroup v1 memory hierarchy on the test machines. */
 export const CGROUP_V1_MEMORY_ROOT = '/sys/fs/cgroup/memory';
@@ -77,10 +78,15 @@ export interface CgroupSandboxOptions {
   readonly memoryRoot?: string;
   /** A memory limit for the sandbox's top cgroup (memory.limit_in_bytes, or memory.max on v2). */
   readonly limitBytes?: bigint;
-  /** How long a child may take to start and touch its memory; 30 s by default. */
+  /**
+   * How long a child may take to start and touch its memory: 120 s by default, times
+   * KEA_TEST_TIMEOUT_SCALE (a bound on a hang: on a loaded machine, and in the emulated guest, a
+   * process start alone can take tens of seconds).
+   */
   readonly startTimeoutMs?: number;
 }
 
+const DEFAULT_START_TIMEOUT_MS = 120_000;
 let sandboxCounter = 0;
 const liveSandboxes = new Set<CgroupSandbox>();
 
@@ -126,7 +132,7 @@ export class CgroupSandbox {
   /** Creates the top cgroup (with a limit if asked). Check {@link cgroupV1Unavailable} (or {@link cgroupV2Unavailable}) first. */
   static async create(options: CgroupSandboxOptions = {}): Promise<CgroupSandbox> {
     const version = options.version ?? 'v1';
-    const sandbox = new CgroupSandbox(version, options.memoryRoot ?? (version === 'v1' ? CGROUP_V1_MEMORY_ROOT : CGROUP_V2_ROOT), options.startTimeoutMs ?? 30_000);
+    const sandbox = new CgroupSandbox(version, options.memoryRoot ?? (version === 'v1' ? CGROUP_V1_MEMORY_ROOT : CGROUP_V2_ROOT), options.startTimeoutMs ?? scaledTimeoutMs(DEFAULT_START_TIMEOUT_MS));
     mkdirSync(sandbox.path);
     liveSandboxes.add(sandbox);
     if (options.limitBytes !== undefined) sandbox.setLimit('', options.limitBytes);

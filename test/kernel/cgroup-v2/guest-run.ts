@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { scaledTimeoutMs, TIMEOUT_SCALE } from '../../helpers/timeout-scale.js';
 import type { CaseResult, GuestSuite, SuiteResults } from './guest/guest-suite.js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -74,7 +75,8 @@ export async function runGuestSuite(suite: GuestSuite, timeoutMs: number): Promi
   try {
     const runner = spawn(
       'bash',
-      [RUNNER, '--share', shared, '--timeout', String(Math.ceil(timeoutMs / 1000)), '--timing-file', timingPath, '--', process.execPath, join('dist', 'test', 'kernel', 'cgroup-v2', 'guest', 'main.js'), suite.name, resultsPath],
+      // The guest's own timeouts scale with the host's.
+      [RUNNER, '--share', shared, '--env', `KEA_TEST_TIMEOUT_SCALE=${TIMEOUT_SCALE}`, '--timeout', String(Math.ceil(timeoutMs / 1000)), '--timing-file', timingPath, '--', process.execPath, join('dist', 'test', 'kernel', 'cgroup-v2', 'guest', 'main.js'), suite.name, resultsPath],
       { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     liveRunners.add(runner);
@@ -109,6 +111,8 @@ function formatNotes(result: CaseResult): string {
  * `cgroup v2: <title> (QEMU guest)`. Call once at the top level of a test file.
  */
 export function cgroupV2Suite(suite: GuestSuite, options: { readonly timeoutMs: number }): void {
+  // The whole guest run, times KEA_TEST_TIMEOUT_SCALE like every timeout inside it.
+  const timeoutMs = scaledTimeoutMs(options.timeoutMs);
   const unavailable = guestUnavailable();
   const required = process.env.KEA_CGROUP_V2_REQUIRED === '1';
   const title = `cgroup v2: ${suite.title} (QEMU guest)`;
@@ -130,7 +134,7 @@ export function cgroupV2Suite(suite: GuestSuite, options: { readonly timeoutMs: 
       return;
     }
     try {
-      run = await runGuestSuite(suite, options.timeoutMs);
+      run = await runGuestSuite(suite, timeoutMs);
       const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
       const timing = run.timing === null ? 'no timing' : `boot ${seconds(run.timing.bootMs)}, suite ${seconds(run.timing.commandMs)}, total ${seconds(run.timing.totalMs)} (host wall clock)`;
       const inGuest = run.results === null ? '' : `; in the guest: loading ${seconds(run.results.loadMs)}, set-up ${seconds(run.results.setUpMs)}, cases and tear-down ${seconds(run.results.durationMs - run.results.setUpMs)}`;
@@ -138,7 +142,7 @@ export function cgroupV2Suite(suite: GuestSuite, options: { readonly timeoutMs: 
     } catch (error) {
       setUpError = error;
     }
-  }, options.timeoutMs + 60_000);
+  }, timeoutMs + 60_000);
 
   // A guest still running here (jest gave up on beforeAll) is stopped: the runner's trap ends QEMU.
   afterAll(() => {

@@ -10,7 +10,7 @@ export interface CaseContext {
 
 export interface GuestCase {
   readonly name: string;
-  /** How long the case may take in the guest (emulated, so generous); 60 s by default. */
+  /** How long the case may take in the guest (emulated, so generous); 120 s by default, times KEA_TEST_TIMEOUT_SCALE. */
   readonly timeoutMs?: number;
   run(context: CaseContext): Promise<void>;
 }
@@ -23,6 +23,8 @@ export interface GuestSuite {
   readonly cases: readonly GuestCase[];
   /** Runs before the first case; when it fails, every case fails with its error. */
   setUp?(): Promise<void>;
+  /** How long the set-up may take in the guest; 120 s by default, times KEA_TEST_TIMEOUT_SCALE. */
+  readonly setUpTimeoutMs?: number;
   /** Runs after the last case, passed or failed (and after a failed set-up). */
   tearDown?(): Promise<void>;
 }

@@ -5,6 +5,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { scaledTimeoutMs } from '../../../helpers/timeout-scale.js';
 
 export const MiB = 1024 * 1024;
 
@@ -49,6 +50,7 @@ export function sleepMs(ms: number): Promise<void> {
 
 /** Polls `check` every `everyMs` until it returns true or `timeoutMs` passes; says what it waited for. */
 export async function waitFor(what: string, check: () => boolean, timeoutMs: number, everyMs = 20): Promise<void> {
+  timeoutMs = scaledTimeoutMs(timeoutMs);
   const deadline = performance.now() + timeoutMs;
   while (!check()) {
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);

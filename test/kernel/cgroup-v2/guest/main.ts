@@ -6,15 +6,19 @@
 
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { cgroupV2Unavailable } from '../../../helpers/cgroup-sandbox.js';
+import { scaledTimeoutMs, TIMEOUT_SCALE } from '../../../helpers/timeout-scale.js';
 import { GUEST_SUITES, type CaseResult, type GuestSuite, type GuestSuiteName, type SuiteResults } from './guest-suite.js';
 
-const DEFAULT_CASE_TIMEOUT_MS = 60_000;
+// Bounds on a hang, times KEA_TEST_TIMEOUT_SCALE: a loaded host slows the emulated guest down.
+const DEFAULT_CASE_TIMEOUT_MS = 120_000;
+const DEFAULT_SET_UP_TIMEOUT_MS = 120_000;
 
 function message(error: unknown): string {
   return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }
 
-async function withTimeout<T>(what: string, timeoutMs: number, run: () => Promise<T>): Promise<T> {
+async function withTimeout<T>(what: string, unscaledMs: number, run: () => Promise<T>): Promise<T> {
+  const timeoutMs = scaledTimeoutMs(unscaledMs);
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([run(), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not finish within ${timeoutMs} ms (guest time)`)), timeoutMs)))]);
@@ -64,9 +68,9 @@ async function main(): Promise<number> {
     renameSync(`${resultsPath}.tmp`, resultsPath);
   };
   save(false);
-  console.log(`cgroup v2 suite ${suite.name} on ${kernel}: ${suite.cases.length} cases`);
+  console.log(`cgroup v2 suite ${suite.name} on ${kernel}: ${suite.cases.length} cases, timeouts times ${TIMEOUT_SCALE}`);
   try {
-    await withTimeout('the set-up', 120_000, () => suite.setUp?.() ?? Promise.resolve());
+    await withTimeout('the set-up', suite.setUpTimeoutMs ?? DEFAULT_SET_UP_TIMEOUT_MS, () => suite.setUp?.() ?? Promise.resolve());
   } catch (error) {
     setUpError = message(error);
     console.log(`set-up failed: ${setUpError}`);
