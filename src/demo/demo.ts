@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { systemClock } from '../api/clock.js';
 import { silentLogger } from '../api/logger.js';
+import { nodePodUid } from '../api/node-pod-uid.js';
 import { podKey, type Pod } from '../api/pod.js';
 import { formatQuantity, quantityFromInteger } from '../api/quantity.js';
 import { startNodeAgent } from '../compose/agent.js';
@@ -78,6 +79,9 @@ notifier:
 `;
 }
 
+// The static pod's own UID, as the kubelet generates one (the hex of a 128-bit hash of its manifest).
+const DEMO_STATIC_POD_UID = '5c0e5f3a9b1d4e7f8a2c6b0d9e1f3a5b';
+
 function demoPods(leakBytesPerSecond: number): DemoPod[] {
   const pod = (name: string, namespace: string, options: { priority?: number; memoryRequest?: string; annotations?: Record<string, string>; qos: string }): Pod => ({
     apiVersion: 'v1',
@@ -93,7 +97,7 @@ function demoPods(leakBytesPerSecond: number): DemoPod[] {
   });
   const still = (bytes: number): AllocationPlan => ({ initialBytes: bytes, stepBytes: 0, intervalMs: 0 });
   return [
-    { role: 'a static (mirror) pod, the biggest user: critical, never evicted', pod: pod('etcd-demo-node', 'kube-system', { annotations: { 'kubernetes.io/config.mirror': 'demo', 'kubernetes.io/config.source': 'file' }, qos: 'BestEffort' }), plan: still(300 * Mi) },
+    { role: 'a static (mirror) pod, the biggest user: critical, never evicted', pod: pod('etcd-demo-node', 'kube-system', { annotations: { 'kubernetes.io/config.mirror': DEMO_STATIC_POD_UID, 'kubernetes.io/config.hash': DEMO_STATIC_POD_UID, 'kubernetes.io/config.source': 'file' }, qos: 'BestEffort' }), plan: still(300 * Mi) },
     { role: 'a web server within its 256Mi request', pod: pod('web', 'shop', { priority: 1000, memoryRequest: '256Mi', qos: 'Burstable' }), plan: still(100 * Mi) },
     { role: 'a best-effort batch job', pod: pod('batch', 'jobs', { qos: 'BestEffort' }), plan: still(20 * Mi) },
     { role: `the leak: ${Math.round(leakBytesPerSecond / Mi)} MiB/s over its 64Mi request`, pod: pod('leaky', 'shop', { memoryRequest: '64Mi', qos: 'Burstable' }), plan: { initialBytes: 10 * Mi, stepBytes: Math.round(leakBytesPerSecond / 10), intervalMs: 100 } },
@@ -173,9 +177,12 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
 
     // The pods start once the agent watches, so the race starts with the agent on the node.
     for (const { pod, plan, role } of demoPods(options.leakMiBPerSecond * Mi)) {
-      // The API server assigns the UID; the pod's cgroup is named after it, as the kubelet does.
-      const uid = standIn.createPod(pod).metadata.uid ?? '';
-      processes.set(uid, node.startPod(uid, `${pod.metadata.name ?? ''}0123456789abcdef`, 'main', plan));
+      // The API server assigns the UID; the pod's cgroup is named after it, as the kubelet does
+      // (after the static pod's own UID for the mirror pod).
+      const created = standIn.createPod(pod);
+      const id = nodePodUid(created);
+      const cgroupUid = id.ok ? id.uid : '';
+      processes.set(created.metadata.uid ?? '', node.startPod(cgroupUid, `${pod.metadata.name ?? ''}0123456789abcdef`, 'main', plan));
       print(`pod ${podKey(pod).padEnd(24)} started: ${role}`);
     }
 

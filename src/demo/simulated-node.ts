@@ -7,12 +7,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { Clock } from '../api/clock.js';
+import { nodePodUid } from '../api/node-pod-uid.js';
 import type { Pod } from '../api/pod.js';
 import { quantityValue } from '../api/quantity.js';
 import type { PodStats, Summary } from '../api/summary.js';
 import { getThresholdQuantity, type Threshold } from '../api/threshold.js';
 import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver, NotifierEvent, Observation } from '../daemon/ports.js';
 import { ALLOCATOR, type AllocationPlan } from './sandbox-node.js';
+
+// The UID the node knows a pod by (a static pod's own, for its mirror pod), as its processes were started under.
+function nodeUidOf(pod: Pod): string {
+  const id = nodePodUid(pod);
+  return id.ok ? id.uid : '';
+}
 
 // How often the simulated kernel checks usage against the armed threshold and the capacity.
 const POLL_MS = 20;
@@ -101,7 +108,7 @@ export class SimulatedNode {
         const podStats: PodStats[] = [];
         let total = 0;
         for (const pod of pods) {
-          const sim = this.pods.get(pod.metadata.uid ?? '');
+          const sim = this.pods.get(nodeUidOf(pod));
           if (sim === undefined) continue;
           const bytes = residentBytes(sim.child.pid);
           total += bytes;
@@ -139,7 +146,7 @@ export class SimulatedNode {
   terminator(): LocalTerminator {
     return {
       terminate: async (pod: Pod) => {
-        const sim = this.pods.get(pod.metadata.uid ?? '');
+        const sim = this.pods.get(nodeUidOf(pod));
         if (sim === undefined) return { signalled: 0 };
         // The pod's program exits on SIGTERM; a second signal is never needed here.
         sim.child.kill('SIGTERM');

@@ -2,15 +2,16 @@
 // critical priority (kubelet `pkg/kubelet/types/pod_update.go`). Ranking still places them; the
 // caller skips them, exactly as the kubelet's `evictPod` refuses them.
 
+import { CONFIG_MIRROR_ANNOTATION_KEY } from '../api/node-pod-uid.js';
 import type { Pod } from '../api/pod.js';
+
+export { CONFIG_MIRROR_ANNOTATION_KEY };
 
 /** `scheduling.SystemCriticalPriority`: twice the highest user-definable priority (1 000 000 000). */
 export const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;
 
 /** Where the kubelet recorded that a pod came from (`file`, `http` or `api`). */
 export const CONFIG_SOURCE_ANNOTATION_KEY = 'kubernetes.io/config.source';
-/** Present on the API-server copy of a static pod. */
-export const CONFIG_MIRROR_ANNOTATION_KEY = 'kubernetes.io/config.mirror';
 /** The source value of pods that came from the API server. */
 export const API_SERVER_SOURCE = 'api';
 

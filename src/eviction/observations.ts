@@ -3,6 +3,7 @@
 // messages use. Values are exact BigInts; a signal whose stat fields are missing gets no
 // observation, so thresholds on it can never be met.
 
+import { nodePodUid } from '../api/node-pod-uid.js';
 import type { Pod } from '../api/pod.js';
 import { quantityFromInteger, type Quantity, type QuantityFormat } from '../api/quantity.js';
 import { signalToResource, type Signal } from '../api/signals.js';
@@ -107,8 +108,10 @@ export function makeSignalObservations(
 }
 
 /**
- * Pod stats by pod UID (kubelet `cachedStatsFunc`). A pod without a UID matches nothing, so two
- * UID-less objects can never share stats.
+ * Pod stats by pod UID (kubelet `cachedStatsFunc`), the UID the node knows the pod by: a mirror
+ * pod's stats are its static pod's, under the static pod's own UID (src/api/node-pod-uid.ts), as
+ * the kubelet, which sees the static pod itself, matches them. A pod without a usable UID matches
+ * nothing, so two UID-less objects can never share stats.
  */
 export function makeStatsFunc(podStats: readonly PodStats[]): StatsFunc {
   const statsByUid = new Map<string, PodStats>();
@@ -117,8 +120,8 @@ export function makeStatsFunc(podStats: readonly PodStats[]): StatsFunc {
     if (typeof uid === 'string' && uid !== '') statsByUid.set(uid, stats);
   }
   return (pod: Pod) => {
-    const uid = pod.metadata.uid;
-    return uid === undefined || uid === '' ? undefined : statsByUid.get(uid);
+    const id = nodePodUid(pod);
+    return id.ok ? statsByUid.get(id.uid) : undefined;
   };
 }
 

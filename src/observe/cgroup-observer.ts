@@ -11,6 +11,7 @@ import type { NodeStats, PodStats, Summary } from '../api/summary.js';
 import type { NodeObserver, Observation } from '../daemon/ports.js';
 import { nodeHostFs, type HostFs } from '../host/host-fs.js';
 import { readNodeFilesystems } from './node-filesystems.js';
+import { nodePods } from './node-pod-uids.js';
 import { nodeMemory, nodeRlimit, podsSystemContainer } from './node-stats.js';
 import { closeObserverCgroups, openObserverCgroups, type ObserverCgroups } from './observer-cgroups.js';
 import { DEFAULT_DISK_WALK_BATCH_ENTRIES, resolveObserverPaths, type CgroupObserverContext } from './observer-options.js';
@@ -79,13 +80,14 @@ export function createCgroupObserver(settings: ObserveSettings, context: CgroupO
     const limits = nodeRlimit(fs, paths.procRoot, time, report);
     if (limits !== undefined) node.rlimit = limits;
 
-    diskCache.refreshIfDue(pods);
+    // Each pod under the UID the node knows it by: a static pod's own, not its mirror pod's.
+    const { pods: onNode, refused } = nodePods(pods);
+    for (const reason of refused) report(reason);
+    diskCache.refreshIfDue(onNode);
     podStats.begin(clock.nowMs());
     const uids = new Set<string>();
     const podStatsList: PodStats[] = [];
-    for (const pod of pods) {
-      const uid = pod.metadata.uid;
-      if (uid === undefined || uid === '') continue;
+    for (const { pod, uid } of onNode) {
       uids.add(uid);
       const stats = podStats.collect(pod, uid, memoryCgroups, time);
       if (stats !== undefined) podStatsList.push(stats);
@@ -116,7 +118,7 @@ export function createCgroupObserver(settings: ObserveSettings, context: CgroupO
   return {
     observe: observeSerially,
     problems: () => problemLog.problems(),
-    refreshDiskUsage: (pods) => diskCache.refresh(pods),
+    refreshDiskUsage: (pods) => diskCache.refresh(nodePods(pods).pods),
     close: () => closeObserverCgroups(found),
   };
 }

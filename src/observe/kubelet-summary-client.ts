@@ -1,5 +1,6 @@
 // The second observation source: the local kubelet's own /stats/summary (port 10250, RBAC
-// `nodes/stats`), which gives the engine exactly the inputs the kubelet's eviction manager sees.
+// `nodes/stats`), which gives the engine exactly the inputs the kubelet's eviction manager sees
+// (static pods under their own UIDs, as the kubelet knows them).
 // The token is re-read on every request because projected service-account tokens rotate. The
 // response is validated (summary-validation.ts), so a malformed field becomes a problem; only a
 // failure to get any summary at all rejects, with EVA_ERR_OBSERVE, which the caller treats as "no
@@ -17,6 +18,7 @@ import type { NodeObserver, Observation } from '../daemon/ports.js';
 import { AgentError } from '../errors.js';
 import { describeError } from '../host/read-result.js';
 import { filesystemLayoutFromSummary } from './filesystem-layout.js';
+import { nodePods } from './node-pod-uids.js';
 import { ProblemLog } from './problem-log.js';
 
 /** What only the caller knows: the request bound, a CA bundle, the clock and the logger. */
@@ -99,8 +101,11 @@ export function createKubeletSummaryObserver(settings: KubeletSummarySettings, c
     });
   }
 
-  async function observe(_pods: readonly Pod[]): Promise<Observation> {
+  async function observe(pods: readonly Pod[]): Promise<Observation> {
     problemLog.begin();
+    // The kubelet reports a static pod under its own UID, which the engine finds through the
+    // mirror pod's annotation; a mirror pod whose annotation is refused gets no stats, visibly.
+    for (const reason of nodePods(pods).refused) problemLog.report(reason);
     const token = (await readOptional(settings.kubeletTokenFile, 'token file'))?.trim();
     const ca = await readOptional(context.caFile, 'CA file');
     let document: unknown;

@@ -11,6 +11,7 @@ import { describeError, isNotFound } from '../host/read-result.js';
 import { containerNamesById } from './container-id.js';
 import { addDiskUsage, diskUsage, filesUsage, NO_DISK_USAGE, WalkBudget, type DiskUsage } from './disk-usage.js';
 import { parseMountInfo, writableLayerDirs, type MountInfoEntry } from './mountinfo.js';
+import type { NodePod } from './node-pod-uids.js';
 
 /** Volume plugins whose data lives on the node (walked); network and persistent volumes are not. */
 export const LOCAL_VOLUME_PLUGINS: readonly string[] = Object.freeze([
@@ -105,14 +106,14 @@ export class PodDiskUsageCache {
   }
 
   /** Starts a background refresh if none is running and the interval has passed since the last start. */
-  refreshIfDue(pods: readonly Pod[]): void {
+  refreshIfDue(pods: readonly NodePod[]): void {
     if (this.running !== undefined) return;
     if (this.lastStartMs !== undefined && this.nowMs() - this.lastStartMs < this.intervalMs) return;
     void this.refresh(pods);
   }
 
   /** Refreshes now (or joins the refresh already running); resolves when it is done. Never rejects. */
-  refresh(pods: readonly Pod[]): Promise<void> {
+  refresh(pods: readonly NodePod[]): Promise<void> {
     if (this.running !== undefined) return this.running;
     this.lastStartMs = this.nowMs();
     this.running = this.measureAll(pods).finally(() => {
@@ -121,14 +122,12 @@ export class PodDiskUsageCache {
     return this.running;
   }
 
-  private async measureAll(pods: readonly Pod[]): Promise<void> {
+  private async measureAll(pods: readonly NodePod[]): Promise<void> {
     const budget = new WalkBudget(this.entriesPerBatch);
     const problems: string[] = [];
     const mounts = await this.readMounts(problems);
     const seen = new Set<string>();
-    for (const pod of pods) {
-      const uid = pod.metadata.uid;
-      if (uid === undefined || uid === '') continue;
+    for (const { pod, uid } of pods) {
       seen.add(uid);
       try {
         this.byUid.set(uid, await this.measurePod(pod, uid, mounts, budget, problems));

@@ -2,6 +2,7 @@
 // line into a step, and names the line and the field path of anything wrong, so an operator can
 // fix a recording without guessing. Only `time` is required; absent keys keep their previous value.
 
+import { CONFIG_MIRROR_ANNOTATION_KEY, nodePodUid } from '../api/node-pod-uid.js';
 import type { Node, Pod } from '../api/pod.js';
 import type { Summary } from '../api/summary.js';
 import { validateSummary as checkSummary } from '../api/summary-validation.js';
@@ -118,7 +119,10 @@ function validateContainers(value: Json | undefined, where: Where, required: boo
   });
 }
 
-/** Validates the fields of a v1.Pod the engine reads. A pod needs a UID: stats are matched by it. */
+/**
+ * Validates the fields of a v1.Pod the engine reads. A pod needs a UID: stats are matched by it (a
+ * mirror pod's by its static pod's UID, the `kubernetes.io/config.mirror` annotation).
+ */
 export function validatePod(value: unknown, where: Where): Pod {
   const pod = expectObject(value, where);
   const mw = where.key('metadata');
@@ -131,6 +135,9 @@ export function validatePod(value: unknown, where: Where): Pod {
     for (const [key, v] of Object.entries(expectObject(metadata.annotations, aw))) {
       if (typeof v !== 'string') throw aw.key(key).error(`expected a string, got ${typeName(v)}`);
     }
+    // A mirror pod's stats are under its static pod's UID, which this annotation must name.
+    const id = nodePodUid(pod as unknown as Pod);
+    if (!id.ok) throw aw.key(CONFIG_MIRROR_ANNOTATION_KEY).error(id.reason.replace(/^its \S+ annotation /, ''));
   }
   if (metadata.namespace === undefined) metadata.namespace = 'default';
   const sw = where.key('spec');
@@ -215,6 +222,15 @@ export function parseReplayLine(text: string, line: number, previousTimeMs: numb
       const first = seen.get(uid);
       if (first !== undefined) throw where.key('pods').index(i).key('metadata').key('uid').error(`duplicate pod UID ${uid} (also pods[${first}])`);
       seen.set(uid, i);
+    });
+    // A static pod's UID names its stats: it must be no other pod's.
+    pods.forEach((pod, i) => {
+      const id = nodePodUid(pod);
+      const other = id.ok && id.mirror ? seen.get(id.uid) : undefined;
+      if (id.ok && other !== undefined && other !== i) {
+        throw where.key('pods').index(i).key('metadata').key('annotations').key(CONFIG_MIRROR_ANNOTATION_KEY).error(`static pod UID ${id.uid} is also the UID of pods[${other}]`);
+      }
+      if (id.ok && id.mirror) seen.set(id.uid, i);
     });
     result.pods = pods;
   }

@@ -4,7 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { emptyDirVolume, makeContainer, makePod, makePodStats } from '../fixtures/pods.js';
+import { emptyDirVolume, makeContainer, makePod, makePodStats, mirrorAnnotations } from '../fixtures/pods.js';
 import { replay, replayThroughCli, REPO_ROOT, runCli } from './run-cli.js';
 
 const Mi = 1024 ** 2;
@@ -210,7 +210,7 @@ describe('replay reproduces the kubelet eviction manager (through the command)',
   test('critical pods are never evicted: static, mirror and system-critical priority', async () => {
     const pods = [
       makePod({ name: 'static', annotations: { 'kubernetes.io/config.source': 'file' } }),
-      makePod({ name: 'mirror', annotations: { 'kubernetes.io/config.mirror': 'abc' } }),
+      makePod({ name: 'mirror', annotations: mirrorAnnotations() }),
       makePod({ name: 'node-critical', priority: 2000001000 }),
     ];
     const stats = pods.map((p) => makePodStats(p, { workingSetBytes: Gi, containerWorkingSetBytes: Gi }));

@@ -207,6 +207,9 @@ suite.test('a soft eviction refused by a PodDisruptionBudget (429) moves on to t
   expectNoRefusals(agent);
 }, 120_000);
 
+// A static pod's own UID, in the form the kubelet generates (the hex of a 128-bit hash of its manifest).
+const STATIC_POD_UID = '0f9e8d7c6b5a49382716a5b4c3d2e1f0';
+
 suite.test('critical pods (system-node-critical priority, a mirror pod) are never evicted even when they use the most memory (root, cgroup v1, real kube-apiserver)', async (context) => {
   const scenario = await startNodeScenario(context, { nodeName: 'node-critical', namespace: 'critical-pods', memoryLimitBytes: NODE_LIMIT_BYTES });
   const { namespace, kubelet, pods, nodeName } = scenario;
@@ -225,7 +228,7 @@ suite.test('critical pods (system-node-critical priority, a mirror pod) are neve
     testPod('static-web', {
       nodeName,
       memoryBytes: 220 * MiB,
-      annotations: { 'kubernetes.io/config.mirror': 'a1b2c3d4e5f6', 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.hash': 'a1b2c3d4e5f6' },
+      annotations: { 'kubernetes.io/config.mirror': STATIC_POD_UID, 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.hash': STATIC_POD_UID },
       ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeUid, controller: true }],
     }),
   );

@@ -7,6 +7,8 @@
 // grace period 0. Without a sandbox (no root) pods only get their Running status.
 
 import { randomBytes } from 'node:crypto';
+import { nodePodUid } from '../../../src/api/node-pod-uid.js';
+import type { Pod } from '../../../src/api/pod.js';
 import { parseQuantity, quantityValue } from '../../../src/api/quantity.js';
 import { CONTENT_TYPE, type ApiClient } from './api-client.js';
 import { onProcessExit } from './exit-cleanup.js';
@@ -208,7 +210,9 @@ export class FakeKubelet {
     if (record === undefined) {
       if (pod.metadata.deletionTimestamp !== undefined || phase === 'Succeeded' || phase === 'Failed') return;
       const containerId = randomBytes(32).toString('hex');
-      const podCgroup = this.options.sandbox?.podCgroup(pod.status?.qosClass, uid) ?? '';
+      // A static pod's cgroup is named after its own UID (the mirror annotation), as the kubelet names it.
+      const id = nodePodUid(pod as Pod);
+      const podCgroup = this.options.sandbox?.podCgroup(pod.status?.qosClass, id.ok ? id.uid : uid) ?? '';
       const created: PodRecord = { namespace, name, uid, containerId, podCgroup, workload: null, state: 'starting', chain: Promise.resolve(), terminationRequested: false };
       this.pods.set(key(namespace, name), created);
       created.chain = created.chain.then(() => this.startPod(created, pod));

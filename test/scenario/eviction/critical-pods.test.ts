@@ -1,7 +1,8 @@
 // Critical pods (static, mirror, system-critical priority) are ranked but never evicted: the next
 // non-critical pod in rank order goes instead, and when every pod is critical nothing goes.
 
-import { CONFIG_MIRROR_ANNOTATION_KEY, CONFIG_SOURCE_ANNOTATION_KEY, SYSTEM_CRITICAL_PRIORITY } from '../../../src/eviction/critical.js';
+import { CONFIG_SOURCE_ANNOTATION_KEY, SYSTEM_CRITICAL_PRIORITY } from '../../../src/eviction/critical.js';
+import { mirrorAnnotations, STATIC_POD_UID } from '../../fixtures/pods.js';
 import { MEMORY_RANK, memoryPressurePods } from './memory-pods.js';
 import { Scenario, evictedNames, hardThreshold, makeConfig, quantity, rankedNames, messages } from './support.js';
 
@@ -19,7 +20,10 @@ const byName = (s: Scenario, name: string) => s.pods.find((p) => p.metadata.name
 test('critical pods: static and mirror pods ranked first are skipped', () => {
   const s = newScenario();
   byName(s, 'best-effort-low-priority').metadata.annotations = { [CONFIG_SOURCE_ANNOTATION_KEY]: 'file' };
-  byName(s, 'burstable-above-requests').metadata.annotations = { [CONFIG_MIRROR_ANNOTATION_KEY]: '' };
+  // A mirror pod: the kubelet reports its stats under the static pod's own UID.
+  byName(s, 'burstable-above-requests').metadata.annotations = mirrorAnnotations();
+  const stats = s.podStats.find((p) => p.podRef.name === 'burstable-above-requests')!;
+  stats.podRef = { ...stats.podRef, uid: STATIC_POD_UID };
   const result = s.sync();
   expect(rankedNames(result)).toEqual(MEMORY_RANK);
   expect(result.ranking.map((r) => r.critical)).toEqual([true, true, false, false, false]);

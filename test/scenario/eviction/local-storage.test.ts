@@ -2,8 +2,7 @@
 // with the kubelet's message, no annotations and no DisruptionTarget condition, and threshold
 // pressure is not acted on in that pass (its conditions are still updated).
 
-import { CONFIG_MIRROR_ANNOTATION_KEY } from '../../../src/eviction/critical.js';
-import { emptyDirVolume, makeContainer, makeContainerStats, makePod, makePodStats } from '../../fixtures/pods.js';
+import { emptyDirVolume, makeContainer, makeContainerStats, makePod, makePodStats, mirrorAnnotations } from '../../fixtures/pods.js';
 import { MINUTE_MS, Scenario, evictedNames, hardThreshold, makeConfig, quantity, signalsOf, messages } from './support.js';
 
 function newScenario(localStorageCapacityIsolation = true): Scenario {
@@ -17,7 +16,7 @@ function newScenario(localStorageCapacityIsolation = true): Scenario {
   const withinPod = makePod({ name: 'within-limits', limits: { 'ephemeral-storage': '1Gi' }, volumes: [emptyDirVolume('scratch', { sizeLimit: '1Gi' })] });
   const criticalPod = makePod({
     name: 'critical-over-limit',
-    annotations: { [CONFIG_MIRROR_ANNOTATION_KEY]: 'mirror' },
+    annotations: mirrorAnnotations(),
     volumes: [emptyDirVolume('scratch', { sizeLimit: '1Gi' })],
   });
   s.pods = [withinPod, emptyDirPod, criticalPod, podLimitPod, containerPod];

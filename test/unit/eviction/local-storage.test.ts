@@ -12,6 +12,7 @@ import {
   makeContainerStats,
   makePod,
   makePodStats,
+  mirrorAnnotations,
   podNames,
   statsFuncOf,
   type PodOptions,
@@ -235,7 +236,7 @@ describe('localStorageEviction over the node', () => {
   });
   const mirrorOverflow = makePod({
     name: 'mirror-overflow',
-    annotations: { 'kubernetes.io/config.mirror': 'abc' },
+    annotations: mirrorAnnotations(),
     containers: [makeContainer('etcd', { limits: { 'ephemeral-storage': '1Mi' } })],
   });
   const containerOverflow = makePod({ name: 'container-overflow', containers: [makeContainer('app', { limits: { 'ephemeral-storage': '1Mi' } })] });

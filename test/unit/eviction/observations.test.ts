@@ -133,6 +133,23 @@ describe('makeSignalObservations', () => {
     expect(statsFunc(pod('nameless', ''))).toBeUndefined();
   });
 
+  test("statsFunc finds a mirror pod's stats under its static pod's UID, as the kubelet reports them", () => {
+    const summary = fullSummary();
+    const staticUid = '9b1f7c3ad2e84f6a0c5b8e1d3f7a9c2e';
+    const staticStats = { podRef: { name: 'etcd-node-a', namespace: 'kube-system', uid: staticUid }, memory: { workingSetBytes: 7 } };
+    const byApiUid = { podRef: { name: 'etcd-node-a', namespace: 'kube-system', uid: 'uid-mirror' }, memory: { workingSetBytes: 8 } };
+    summary.pods = [staticStats, byApiUid];
+    const { statsFunc } = makeSignalObservations(summary);
+    const mirror = (annotation: string): Pod => ({
+      metadata: { name: 'etcd-node-a', namespace: 'kube-system', uid: 'uid-mirror', annotations: { 'kubernetes.io/config.mirror': annotation, 'kubernetes.io/config.source': 'file' } },
+      spec: { containers: [] },
+    });
+    expect(statsFunc(mirror(staticUid))).toBe(staticStats);
+    // A refused annotation matches nothing, not even stats under the mirror pod's API UID.
+    expect(statsFunc(mirror('uid-mirror'))).toBeUndefined();
+    expect(statsFunc(mirror(''))).toBeUndefined();
+  });
+
   test('a summary without pods gives a statsFunc that finds nothing', () => {
     const { statsFunc } = makeSignalObservations({ node: {} });
     expect(statsFunc({ metadata: { uid: 'x' }, spec: { containers: [] } })).toBeUndefined();

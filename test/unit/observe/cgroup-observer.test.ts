@@ -10,6 +10,7 @@ import { FakeClock } from '../../fakes/fake-clock.js';
 import { FaultyHostFs } from '../../fakes/faulty-host-fs.js';
 import { RecordingLogger } from '../../fakes/recording-logger.js';
 import { CID_A, CID_A_INIT, fixturesDir, lostPod, pendingPod, podA, podB, podC, UID_A, UID_C, withRuntime } from '../../fixtures/cgroup-tree-pods.js';
+import { mirrorAnnotations, STATIC_POD_UID } from '../../fixtures/pods.js';
 import { observeSettings } from '../../fixtures/settings.js';
 import type { ObserveSettings } from '../../../src/api/agent-settings.js';
 import type { Pod } from '../../../src/api/pod.js';
@@ -284,6 +285,73 @@ describe('pod cgroup discovery', () => {
     const noUid: Pod = { ...podA, metadata: { name: 'x', namespace: 'y' } };
     expect((await obs.observe([noUid])).summary.pods).toEqual([]);
   });
+});
+
+describe('static pods', () => {
+  // The mirror pod of a static pod: another UID in the API than the static pod's own, which
+  // names its cgroup, its log directory and pods/<uid>, and comes in the mirror annotation.
+  const MIRROR_API_UID = '0a1b2c3d-0000-4000-8000-0000000000aa';
+  const mirrorOf = (staticUid: string, annotations: Record<string, string> = mirrorAnnotations(staticUid)): Pod => ({
+    ...podA,
+    metadata: { name: 'web-node-a', namespace: 'kube-system', uid: MIRROR_API_UID, annotations },
+  });
+
+  // The fixture tree with podA's cgroup, pods/<uid> and log directory named after a static pod's UID.
+  function staticPodTree(staticUid: string): string {
+    const root = mkdtempSync(join(tmpdir(), 'kea-observe-'));
+    cpSync(`${fixturesDir}cgroup-v1/cgroupfs`, root, { recursive: true });
+    const burstable = join(root, 'sys/fs/cgroup/memory/kubepods/burstable');
+    renameSync(join(burstable, `pod${UID_A}`), join(burstable, `pod${staticUid}`));
+    mkdirSync(join(root, `var/lib/kubelet/pods/${staticUid}/volumes/kubernetes.io~empty-dir/data`), { recursive: true });
+    writeFileSync(join(root, `var/lib/kubelet/pods/${staticUid}/volumes/kubernetes.io~empty-dir/data/file`), Buffer.alloc(8192));
+    mkdirSync(join(root, `var/log/pods/kube-system_web-node-a_${staticUid}/app`), { recursive: true });
+    writeFileSync(join(root, `var/log/pods/kube-system_web-node-a_${staticUid}/app/0.log`), Buffer.alloc(4096));
+    return root;
+  }
+
+  test("a mirror pod is observed under its static pod's own UID: memory, containers, processes and disk", async () => {
+    const root = staticPodTree(STATIC_POD_UID);
+    try {
+      const { obs } = observer(root);
+      const mirror = mirrorOf(STATIC_POD_UID);
+      await obs.refreshDiskUsage([mirror]);
+      const { summary, problems } = await obs.observe([mirror]);
+      expect(problems).toEqual([]);
+      const stats = summary.pods?.[0];
+      // As the kubelet reports it: the static pod's UID, the mirror pod's name.
+      expect(stats?.podRef).toEqual({ name: 'web-node-a', namespace: 'kube-system', uid: STATIC_POD_UID });
+      expect(stats?.memory).toEqual({ time: TIME, usageBytes: 8e8, workingSetBytes: 7e8 });
+      expect(stats?.containers?.find((c) => c.name === 'app')?.memory?.workingSetBytes).toBe(6.1e8);
+      expect(stats?.process_stats).toEqual({ process_count: 3 });
+      expect(stats?.volume?.map((v) => v.name)).toEqual(['data']);
+      expect(stats?.volume?.[0]?.usedBytes).toBeGreaterThanOrEqual(8192);
+      expect(stats?.containers?.find((c) => c.name === 'app')?.logs?.usedBytes).toBeGreaterThanOrEqual(4096);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  const refusals = [
+    { name: 'not a static pod UID', annotations: { 'kubernetes.io/config.mirror': '../../burstable/podX' }, reason: 'is not a static pod UID' },
+    { name: 'upper-case hex', annotations: mirrorAnnotations(STATIC_POD_UID.toUpperCase()), reason: 'is not a static pod UID' },
+    { name: 'empty', annotations: { 'kubernetes.io/config.mirror': '' }, reason: 'is not a static pod UID' },
+    { name: 'disagrees with config.hash', annotations: { ...mirrorAnnotations(), 'kubernetes.io/config.hash': 'f'.repeat(32) }, reason: 'differs from its kubernetes.io/config.hash' },
+    { name: "another pod's API UID", annotations: mirrorAnnotations(UID_C), reason: `its static pod UID ${UID_C} is another pod's UID on this node` },
+  ];
+  for (const tc of refusals) {
+    test(`a mirror annotation refused (${tc.name}): no stats for the pod, reported`, async () => {
+      const root = staticPodTree(STATIC_POD_UID);
+      try {
+        const { obs } = observer(root);
+        const { summary, problems } = await obs.observe([mirrorOf(STATIC_POD_UID, tc.annotations), podC]);
+        expect(summary.pods?.map((p) => p.podRef.uid)).toEqual([UID_C]);
+        expect(problems).toEqual([expect.stringContaining(`pod kube-system/web-node-a not observed: `)]);
+        expect(problems[0]).toContain(tc.reason);
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    });
+  }
 });
 
 describe('degradation', () => {

@@ -89,6 +89,22 @@ test('fetches /stats/summary with the bearer token and returns the summary with 
   expect(observation).toEqual({ summary: realSummary, dedicatedImageFs: true, splitContainerFs: false, problems: [] });
 });
 
+test("a static pod: the kubelet's entry is the engine's through the mirror annotation; a refused annotation is reported", async () => {
+  const staticUid = '9b1f7c3ad2e84f6a0c5b8e1d3f7a9c2e';
+  const summary = { ...realSummary, pods: [...realSummary.pods, { podRef: { name: 'etcd-node-a', namespace: 'kube-system', uid: staticUid }, memory: { workingSetBytes: 2e8 } }] };
+  const url = await listen(json(summary));
+  const observer = summaryObserver(url);
+  const mirror = (annotation: string) => ({
+    metadata: { name: 'etcd-node-a', namespace: 'kube-system', uid: '6f0c2a1e-3b4d-4c5e-8f90-a1b2c3d4e5f6', annotations: { 'kubernetes.io/config.mirror': annotation } },
+    spec: { containers: [{ name: 'etcd' }] },
+  });
+  const ok = await observer.observe([mirror(staticUid)]);
+  expect(ok.summary).toEqual(summary);
+  expect(ok.problems).toEqual([]);
+  const refused = await observer.observe([mirror('f00d')]);
+  expect(refused.problems).toEqual([expect.stringMatching(/^pod kube-system\/etcd-node-a not observed: its kubernetes.io\/config.mirror annotation "f00d" is not a static pod UID/)]);
+});
+
 test('the token file is re-read on every request (projected tokens rotate)', async () => {
   const url = await listen(json(realSummary));
   const tokenFile = join(scratch, 'token');

@@ -23,6 +23,27 @@ describe('parseReplayLine rejects bad input, naming the line and the field', () 
     { name: 'pod-priority-not-integer', text: JSON.stringify({ time: T0, pods: [pod({ spec: { containers: [{ name: 'a' }], priority: 'high' } })] }), field: 'pods[0].spec.priority', message: /integer/ },
     { name: 'pod-request-not-quantity', text: JSON.stringify({ time: T0, pods: [pod({ spec: { containers: [{ name: 'a', resources: { requests: { memory: {} } } }] } })] }), field: 'pods[0].spec.containers[0].resources.requests.memory', message: /quantity string/ },
     { name: 'duplicate-pod-uid', text: JSON.stringify({ time: T0, pods: [pod(), pod()] }), field: 'pods[1].metadata.uid', message: /duplicate pod UID u1/ },
+    {
+      name: 'mirror-annotation-not-a-static-pod-uid',
+      text: JSON.stringify({ time: T0, pods: [pod({ metadata: { name: 'p', uid: 'u1', annotations: { 'kubernetes.io/config.mirror': 'f00d' } } })] }),
+      field: 'pods[0].metadata.annotations["kubernetes.io/config.mirror"]',
+      message: /"f00d" is not a static pod UID/,
+    },
+    {
+      name: 'mirror-annotation-differs-from-config-hash',
+      text: JSON.stringify({ time: T0, pods: [pod({ metadata: { name: 'p', uid: 'u1', annotations: { 'kubernetes.io/config.mirror': 'a'.repeat(32), 'kubernetes.io/config.hash': 'b'.repeat(32) } } })] }),
+      field: 'pods[0].metadata.annotations["kubernetes.io/config.mirror"]',
+      message: /differs from its kubernetes.io\/config.hash/,
+    },
+    {
+      name: 'static-pod-uid-is-another-pods-uid',
+      text: JSON.stringify({
+        time: T0,
+        pods: [pod({ metadata: { name: 'a', uid: '0a1b2c3d-0000-4000-8000-00000000000a' } }), pod({ metadata: { name: 'm', uid: 'u2', annotations: { 'kubernetes.io/config.mirror': '0a1b2c3d-0000-4000-8000-00000000000a' } } })],
+      }),
+      field: 'pods[1].metadata.annotations["kubernetes.io/config.mirror"]',
+      message: /static pod UID 0a1b2c3d-0000-4000-8000-00000000000a is also the UID of pods\[0\]/,
+    },
     { name: 'dedicated-imagefs-not-boolean', text: `{"time": "${T0}", "dedicatedImageFs": "yes"}`, field: 'dedicatedImageFs', message: /boolean/ },
     { name: 'taint-without-effect', text: JSON.stringify({ time: T0, node: { metadata: { name: 'n' }, spec: { taints: [{ key: 'k' }] } } }), field: 'node.spec.taints[0].effect', message: /is required/ },
     { name: 'toleration-seconds-not-integer', text: JSON.stringify({ time: T0, pods: [pod({ spec: { containers: [{ name: 'a' }], tolerations: [{ key: 'k', tolerationSeconds: '5' }] } })] }), field: 'pods[0].spec.tolerations[0].tolerationSeconds', message: /integer/ },
