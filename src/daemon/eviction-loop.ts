@@ -1,6 +1,7 @@
 // The daemon's main loop, the kubelet eviction manager's `Start` made event-driven: a
-// synchronize pass every housekeeping interval and at once on every kernel notification, one
-// pass at a time (notifications during a pass collapse into one more pass). After an eviction
+// synchronize pass every housekeeping interval, at once on every kernel notification, and at the
+// moment a soft threshold's grace period runs out, one pass at a time (wake-ups during a pass
+// collapse into one more pass). After an eviction
 // it waits, at most the pod cleanup timeout, polling every second, until the evicted pods are
 // gone before evicting again, except to escalate to a hard eviction. All waiting goes through
 // the injected clock.
@@ -17,7 +18,7 @@ import type { EvictionExecutor } from './eviction-executor.js';
 import type { AgentMetrics } from './metrics.js';
 import type { ClusterView, MemoryThresholdNotifier, NodeObserver, NotifierEvent } from './ports.js';
 
-export type SyncTrigger = 'housekeeping' | 'notifier' | 'eviction-wait' | 'reload' | 'startup';
+export type SyncTrigger = 'housekeeping' | 'notifier' | 'grace-period' | 'eviction-wait' | 'reload' | 'startup';
 
 export interface LoopSettings {
   readonly housekeepingIntervalMs: number;
@@ -60,6 +61,8 @@ export class EvictionLoop {
   private awaiting: { uids: Set<string>; untilMs: number } | null = null;
   private lastSyncAtMs: number | null = null;
   private lastObserveOk = false;
+  /** Cancels the wake-up set for the end of the next grace period, if one is set. */
+  private cancelGraceWake: (() => void) | null = null;
 
   constructor(
     private settings: LoopSettings,
@@ -88,6 +91,7 @@ export class EvictionLoop {
   /** Stops after the pass in progress (if any); idempotent. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.cancelGraceWake?.();
     this.wakeController.abort();
     await this.deps.notifier.stop();
     await this.running;
@@ -168,6 +172,7 @@ export class EvictionLoop {
       splitContainerFs: observation.splitContainerFs,
     });
     metrics.syncDuration.observe({ trigger }, (clock.nowMs() - startedMs) / 1000);
+    this.wakeAtGracePeriodEnd(result.nextGracePeriodEndMs);
     this.record(result);
     for (const { message, ...fields } of result.notes) this.log.info(message, fields);
     this.deps.onDecision?.(result, trigger);
@@ -185,6 +190,18 @@ export class EvictionLoop {
     await this.deps.onSync?.(result, trigger);
     this.lastSyncAtMs = clock.nowMs();
     return result;
+  }
+
+  // Beyond the kubelet, which acts on an elapsed grace period at its next periodic pass: a pass is
+  // woken the moment the next one runs out. Each pass sets the wake-up afresh from its result.
+  private wakeAtGracePeriodEnd(endMs: number | null): void {
+    this.cancelGraceWake?.();
+    this.cancelGraceWake = null;
+    if (endMs === null || this.stopped) return;
+    this.cancelGraceWake = this.deps.clock.after(endMs - this.deps.clock.nowMs(), () => {
+      this.cancelGraceWake = null;
+      this.wake('grace-period', null);
+    });
   }
 
   private record(result: SynchronizeResult): void {

@@ -49,7 +49,7 @@ export function createAgentMetrics(withDefaults = true): AgentMetrics {
     thresholdMet: gauge('threshold_met', '1 while a threshold is met with its grace period elapsed, else 0', ['signal', 'hard']),
     nodeCondition: gauge('node_condition', '1 while the node reports the pressure condition (transition period applied), else 0', ['condition']),
     syncDuration: histogram('sync_duration_seconds', 'Duration of one synchronize pass (observe and decide, actions excluded), by what triggered it', ['trigger'], [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]),
-    syncs: counter('syncs_total', 'Synchronize passes, by trigger (housekeeping, notifier, eviction-wait, reload)', ['trigger']),
+    syncs: counter('syncs_total', 'Synchronize passes, by trigger (housekeeping, notifier, grace-period, eviction-wait, reload, startup)', ['trigger']),
     notifierEvents: counter('notifier_events_total', 'Kernel memory notifications received, by threshold description', ['description']),
     notificationToEviction: histogram(
       'notification_to_eviction_seconds',

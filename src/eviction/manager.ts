@@ -24,6 +24,7 @@ import {
   describeThresholdsMet,
   getReclaimableThreshold,
   mergeThresholds,
+  nextGracePeriodEndMs,
   signalsWithoutObservation,
   sortByEvictionPriority,
   thresholdFigures,
@@ -167,6 +168,7 @@ export class EvictionManager {
       nodeConditions: conditions,
       thresholdsMet: describeThresholdsMet(committedThresholdsMet, observations),
       thresholdsMetIgnoringGrace: describeThresholdsMet(thresholdsMetIgnoringGrace, observations),
+      nextGracePeriodEndMs: nextGracePeriodEndMs(thresholdsFirstObservedAtNow, nowMs),
     };
 
     // 16. Evict pods if there is a resource usage violation from local volume temporary storage;
@@ -273,6 +275,8 @@ export class EvictionManager {
       evictions: [],
       fallbacks: [],
       notes,
+      // The state is unchanged: a grace period already running still ends when it ends.
+      nextGracePeriodEndMs: nextGracePeriodEndMs(this.thresholdsFirstObservedAtState, nowMs),
     };
   }
 }

@@ -81,6 +81,20 @@ export function thresholdsMetGracePeriod(observedAt: ThresholdsObservedAt, nowMs
 }
 
 /**
+ * When the first grace period still running ends (ms since the epoch), or null when none is: the
+ * earliest `firstObserved + grace` after `nowMs`. Not the kubelet's: it acts on an elapsed grace
+ * period at its next 10 s pass; the agent's loop wakes a pass at this moment instead.
+ */
+export function nextGracePeriodEndMs(observedAt: ThresholdsObservedAt, nowMs: number): number | null {
+  let next: number | null = null;
+  for (const entry of observedAt) {
+    const endMs = entry.observedAtMs + entry.threshold.gracePeriodMs;
+    if (endMs > nowMs && (next === null || endMs < next)) next = endMs;
+  }
+  return next;
+}
+
+/**
  * The thresholds whose signal's stats are fresh (kubelet `thresholdsUpdatedStats`): there is no
  * previous observation, or the stat carries no time (time 0 counts as always fresh), or its time
  * is strictly later than the previous one. Equal timestamps mean the stats were not updated, and

@@ -96,6 +96,12 @@ export interface SynchronizeResult {
   readonly fallbacks: readonly Eviction[];
   /** Things the caller should log (the pure engine never logs). */
   readonly notes: readonly SynchronizeNote[];
+  /**
+   * When the first grace period of a threshold met but not yet acted on runs out (ms since the
+   * epoch), or null when none is running: a pass then acts on it without waiting for the next
+   * periodic one (not the kubelet's; see README, Differences).
+   */
+  readonly nextGracePeriodEndMs: number | null;
 }
 
 /** One thing a pass asks its caller to log: a code, its fields, and the kubelet's sentence. */

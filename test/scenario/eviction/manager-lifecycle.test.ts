@@ -89,6 +89,7 @@ test('no summary: nothing decided, nothing forgotten', () => {
     evictions: [],
     fallbacks: [],
     notes: [],
+    nextGracePeriodEndMs: null,
   });
   expect(s.manager.nodeConditions).toEqual(['MemoryPressure']);
 });

@@ -12,7 +12,7 @@ import { FakeClock, flushMicrotasks } from '../../fakes/fake-clock.js';
 import { fakeCluster, type FakeCluster } from '../../fakes/fake-cluster.js';
 import { FakeNotifier, FakeObserver, FakeTerminator, memorySummary } from '../../fakes/fake-node.js';
 import { TEST_HOST, testNode } from '../../fixtures/host-identity.js';
-import { makePod } from '../../fixtures/pods.js';
+import { makePod, mirrorAnnotations, STATIC_POD_UID } from '../../fixtures/pods.js';
 
 const Mi = 1024 ** 2;
 const Gi = 1024 ** 3;
@@ -28,7 +28,7 @@ evictionMaxPodGracePeriod: 20
 `;
 
 // Below the soft threshold long enough for its 5 s grace period: a notification starts the
-// clock, and the housekeeping pass 10 s later evicts.
+// clock, and the pass woken when the grace period ends evicts.
 async function softPressure(h: Harness): Promise<void> {
   h.setAvailable(800 * Mi);
   h.notifier.fire(h.clock.nowMs(), 'soft memory eviction threshold');
@@ -53,7 +53,7 @@ async function start(configYaml: string, options: { dryRun?: boolean; pods?: Pod
   const pods = options.pods ?? [
     makePod({ name: 'leaky', requests: { memory: '100Mi' }, tgps: 30 }),
     makePod({ name: 'batch', requests: { memory: '100Mi' }, tgps: 30 }),
-    makePod({ name: 'mirror', annotations: { 'kubernetes.io/config.mirror': 'x' } }),
+    makePod({ name: 'mirror', annotations: mirrorAnnotations() }),
   ];
   const cluster = fakeCluster({ pods, node: options.node ?? testNode('node-a'), clock });
   const observer = new FakeObserver();
@@ -62,7 +62,8 @@ async function start(configYaml: string, options: { dryRun?: boolean; pods?: Pod
   const usage: Record<string, { name: string; bytes: number }> = {
     'uid-default-leaky': { name: 'leaky', bytes: 3 * Gi },
     'uid-default-batch': { name: 'batch', bytes: 200 * Mi },
-    'uid-default-mirror': { name: 'mirror', bytes: 4 * Gi },
+    // Reported under the static pod's own UID, as the kubelet reports it.
+    [STATIC_POD_UID]: { name: 'mirror', bytes: 4 * Gi },
   };
   const setAvailable = (bytes: number): void => {
     observer.summary = memorySummary(8 * Gi, bytes, usage);
@@ -284,6 +285,58 @@ describe('the agent on a node under memory pressure', () => {
     const before = observer.observedPods.length;
     await clock.stepAsync(30_000);
     expect(observer.observedPods.length - before).toBe(3);
+  });
+
+  test('a pass is woken the moment a soft grace period runs out, not at the next housekeeping pass', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const { clock, cluster, notifier, observer, setAvailable } = harness;
+    // Between two housekeeping passes (every 10 s): 3 s after the last one.
+    await clock.stepAsync(3_000);
+    setAvailable(800 * Mi);
+    notifier.fire(clock.nowMs(), 'soft memory eviction threshold');
+    await flushMicrotasks();
+    const passes = observer.observedPods.length;
+    // Nothing before the 5 s grace period has run out...
+    await clock.stepAsync(4_999);
+    expect(cluster.actions.callsOf('evictPod')).toEqual([]);
+    expect(observer.observedPods.length).toBe(passes);
+    // ...and the eviction at that very moment, 2 s before the next housekeeping pass would come.
+    await clock.stepAsync(1);
+    expect(cluster.actions.callsOf('evictPod').map((c) => c.name)).toEqual(['leaky']);
+    expect(observer.observedPods.length).toBe(passes + 1);
+    expect(await metric(harness.agent, 'kube_eviction_agent_syncs_total')).toMatch(/trigger="grace-period"\} 1/);
+  });
+
+  test('pressure gone before the grace period ends: the woken pass evicts nothing, and no wake-up follows', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const { clock, cluster, notifier, observer, setAvailable } = harness;
+    setAvailable(800 * Mi);
+    notifier.fire(clock.nowMs(), 'soft memory eviction threshold');
+    await flushMicrotasks();
+    await clock.stepAsync(2_000);
+    setAvailable(4 * Gi);
+    const passes = observer.observedPods.length;
+    await clock.stepAsync(3_000);
+    expect(observer.observedPods.length).toBe(passes + 1);
+    expect(cluster.actions.callsOf('evictPod')).toEqual([]);
+    // Then housekeeping only: one pass every 10 s.
+    await clock.stepAsync(30_000);
+    expect(observer.observedPods.length).toBe(passes + 4);
+    expect(cluster.actions.callsOf('evictPod')).toEqual([]);
+  });
+
+  test('stop() cancels a pending grace-period wake-up', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const { clock, notifier, observer, setAvailable } = harness;
+    setAvailable(800 * Mi);
+    notifier.fire(clock.nowMs(), 'soft memory eviction threshold');
+    await flushMicrotasks();
+    await harness.agent.stop();
+    const passes = observer.observedPods.length;
+    await clock.stepAsync(10_000);
+    expect(observer.observedPods.length).toBe(passes);
+    expect(clock.pendingTimers()).toBe(0);
+    harness = null;
   });
 
   test('stop() ends the loop and the notifier promptly', async () => {
