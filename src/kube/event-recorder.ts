@@ -1,8 +1,11 @@
 // The EventRecorder port over the API server: core/v1 Events in the legacy form client-go's record
 // package writes (and the kubelet's eviction manager therefore produces): no eventTime, so the API
 // server applies the legacy validation; firstTimestamp = lastTimestamp, count 1, source.component
-// and source.host, annotations on the Event itself (the kubelet's AnnotatedEventf). Best effort:
-// a failure is logged, never thrown, and never delays an eviction beyond the request timeout.
+// and source.host, and, as client-go sets them from the same source, reportingComponent and
+// reportingInstance (the kubelet's are `kubelet` and its node's name; events.k8s.io/v1 calls the
+// first `reportingController`); annotations on the Event itself (the kubelet's AnnotatedEventf).
+// Best effort: a failure is logged, never thrown, and never delays an eviction beyond the request
+// timeout.
 
 import type { CoreV1Event, V1ObjectReference as ObjectReference } from '@kubernetes/client-node';
 import type { Clock } from '../api/clock.js';
@@ -69,6 +72,8 @@ export class KubeEventRecorder implements EventRecorder {
       firstTimestamp: now,
       lastTimestamp: now,
       source: { component, host: nodeName },
+      reportingComponent: component,
+      reportingInstance: nodeName,
     };
     const result = await caller.call((options) => core.createNamespacedEvent({ namespace, body }, options));
     if (!result.ok) {

@@ -9,7 +9,9 @@ import { readFileSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PodStats, Summary } from '../../src/api/summary.js';
 import { findRealNodeBinaries } from './harness/binaries.js';
-import { createPod, listEvents, nodeCondition, type EventLike, type PodLike } from './harness/objects.js';
+import { thisHostIdentity } from '../../src/host/host-identity.js';
+import { startAgentUnderTest } from './harness/agent-under-test.js';
+import { createPod, getPod, listEvents, nodeCondition, type EventLike, type PodLike } from './harness/objects.js';
 import { describeReaction } from './harness/port-timeline.js';
 import { nodeImages, RealNode } from './harness/real-node.js';
 import { agentConfig, podCgroupUids, realPod, startRealNodeScenario, type RealNodeScenario } from './harness/real-node-scenario.js';
@@ -167,6 +169,9 @@ async function leakScenario(context: Context, scenario: RealNodeScenario, leak: 
   const evicted = agentEvents.filter((e) => e.reason === 'Evicted' && e.involvedObject.name === leak.name);
   expect(evicted).toHaveLength(1);
   expect(evicted[0]).toMatchObject({ type: 'Warning', source: { component: 'kube-eviction-agent', host: NODE }, metadata: { annotations: { starved_resource: 'memory', offending_containers: 'main' } } });
+  // Who reported, as the kubelet's own Events say it: the component and the node.
+  expect(evicted[0]).toMatchObject({ reportingComponent: 'kube-eviction-agent', reportingInstance: NODE });
+  expect(kubelet.filter((e) => e.involvedObject.name === leak.name).map((e) => [e.reportingComponent, e.reportingInstance])).toContainEqual(['kubelet', NODE]);
   // The kubelet ran the pod (its own Events) and did not evict it.
   expect(kubelet.filter((e) => e.involvedObject.name === leak.name).map((e) => e.reason)).toEqual(expect.arrayContaining(['Created', 'Started']));
   await expectKubeletDidNotEvict(context, scenario, [leak.name]);
@@ -293,3 +298,49 @@ suite.test("disk pressure from a pod filling its emptyDir on the kubelet's small
   expectUntouched(scenario, ['quiet']);
   console.log(`disk pressure: the kubelet root's free space went down to ${(minFreeBytes / MiB).toFixed(1)} MiB of ${Number(ROOT_DIR_BYTES) / MiB} MiB`);
 }, 180_000);
+
+suite.test("the Node's identity as the real kubelet reports it (status.nodeInfo) is this host's: the agent acts; an agent given another node's name refuses to act on it (root, cgroup v1, real kubelet)", async (context) => {
+  const scenario = await startRealNodeScenario(context, 'identity');
+  const { node, namespace } = scenario;
+  const host = thisHostIdentity();
+  const registered = await context.admin.get<{ status?: { nodeInfo?: Record<string, string> } }>(`/api/v1/nodes/${NODE}`);
+  const info = registered.status?.nodeInfo ?? {};
+  // What the kubelet read (through cAdvisor) is what the agent reads.
+  expect([info.bootID, info.machineID]).toEqual([host.bootID, host.machineID]);
+  const agent = await scenario.startAgent(agentConfig(node, AGENT_EVICTION_HARD));
+  await waitFor(() => agent.log.find('this host is the Node; acting on it').length > 0, { what: 'the identity verified', timeoutMs: 10_000 });
+  expect(agent.log.find('this host is the Node; acting on it')[0]?.fields.compared).toEqual(expect.arrayContaining(['bootID', 'machineID']));
+  await waitFor(() => agent.agent.readiness.reason() === null, { what: 'the agent ready', timeoutMs: 20_000 });
+  await agent.stop();
+
+  // Another node, as its own kubelet registered it on another machine, with a pod of its own.
+  const other = 'other-node';
+  await context.admin.create('/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: other } });
+  context.defer(async () => {
+    await context.admin.request('DELETE', `/api/v1/namespaces/${namespace}/pods/bystander`, { body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0 } });
+    await context.admin.request('DELETE', `/api/v1/nodes/${other}`);
+  });
+  await context.admin.request('PATCH', `/api/v1/nodes/${other}/status`, {
+    contentType: 'application/strategic-merge-patch+json',
+    body: { status: { nodeInfo: { bootID: '7c0f4a52-7b1e-4f0e-9d55-3a0c1f2b9e61', machineID: '0123456789abcdef0123456789abcdef', systemUUID: '' } } },
+  });
+  await createPod(context.admin, namespace, realPod('bystander', other, { args: ['hold', '16'] }));
+  // Far more than this machine has: every pass is under hard memory pressure.
+  const impostor = await startAgentUnderTest({ plane: context.plane, token: context.identity.token, nodeName: other, configYaml: agentConfig(node, { ...AGENT_EVICTION_HARD, 'memory.available': '1000Gi' }), realNode: true });
+  context.defer(() => impostor.stop());
+  context.addDiagnostics(() => `impostor agent log:\n${impostor.log.tail(30)}`);
+  await waitFor(() => impostor.log.find('eviction attempt', { result: 'refused' }).length >= 3, { what: 'three passes that refused to act', timeoutMs: 30_000 });
+  expect(impostor.agent.readiness.reason()).toMatch(/the Node other-node is another machine: its bootID "7c0f4a52-7b1e-4f0e-9d55-3a0c1f2b9e61" is not this host's/);
+  expect(impostor.log.find('refusing to act: this host is not the Node')).toHaveLength(1);
+  const pod = await getPod(context.admin, namespace, 'bystander');
+  expect(pod?.metadata.deletionTimestamp ?? null).toBeNull();
+  const otherNode = await context.admin.get<{ spec?: { taints?: unknown[] }; status?: { conditions?: { type: string }[] } }>(`/api/v1/nodes/${other}`);
+  expect((otherNode.status?.conditions ?? []).filter((c) => c.type.startsWith('kube-eviction-agent.io/'))).toEqual([]);
+  const warnings = (await listEvents(context.admin, 'default', 'NodeIdentityMismatch')).filter((e) => e.involvedObject.name === other);
+  expect(warnings).toHaveLength(1);
+  expect(warnings[0]).toMatchObject({ type: 'Warning', reportingComponent: 'kube-eviction-agent', reportingInstance: other });
+  await impostor.stop();
+  // Stopping writes nothing on that Node either.
+  const after = await context.admin.get<{ status?: { conditions?: { type: string }[] } }>(`/api/v1/nodes/${other}`);
+  expect((after.status?.conditions ?? []).filter((c) => c.type.startsWith('kube-eviction-agent.io/'))).toEqual([]);
+}, 120_000);

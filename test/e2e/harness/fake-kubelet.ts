@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { nodePodUid } from '../../../src/api/node-pod-uid.js';
 import type { Pod } from '../../../src/api/pod.js';
 import { parseQuantity, quantityValue } from '../../../src/api/quantity.js';
+import { nodeInfoOf, thisHostIdentity } from '../../../src/host/host-identity.js';
 import { CONTENT_TYPE, type ApiClient } from './api-client.js';
 import { onProcessExit } from './exit-cleanup.js';
 import { ListWatch, type KubeObject } from './list-watch.js';
@@ -180,6 +181,8 @@ export class FakeKubelet {
             condition('PIDPressure', 'False', 'KubeletHasSufficientPID'),
           ],
           addresses: [{ type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: nodeName }],
+          // A kubelet on this machine reports its boot ID, machine ID and system UUID.
+          nodeInfo: nodeInfoOf(thisHostIdentity()),
         },
       },
       CONTENT_TYPE.strategicMergePatch,

@@ -132,6 +132,8 @@ export interface EventLike {
   type: string;
   count?: number;
   source?: { component?: string; host?: string };
+  reportingComponent?: string;
+  reportingInstance?: string;
   firstTimestamp?: string;
 }
 

@@ -32,6 +32,9 @@ test('a pod event: involvedObject, source, timestamps, count and the eviction an
     type: 'Warning',
     count: 1,
     source: { component: 'kube-eviction-agent', host: NODE_NAME },
+    // As client-go's recorder sets them (the kubelet's: `kubelet` and its node's name).
+    reportingComponent: 'kube-eviction-agent',
+    reportingInstance: NODE_NAME,
   });
   const record = event as { metadata: { name: string }; firstTimestamp: string; lastTimestamp: string; eventTime?: unknown };
   expect(record.metadata.name).toMatch(/^web-0\.[0-9a-f]+$/);
@@ -51,6 +54,8 @@ test('a node event goes to the default namespace and names the node as the kubel
     reason: 'EvictionThresholdMet',
     type: 'Warning',
     source: { component: 'kube-eviction-agent', host: NODE_NAME },
+    reportingComponent: 'kube-eviction-agent',
+    reportingInstance: NODE_NAME,
   });
   expect((event as { involvedObject: { namespace?: string } }).involvedObject.namespace).toBeUndefined();
   expect((event as { metadata: { annotations?: unknown } }).metadata.annotations).toBeUndefined();
