@@ -1,6 +1,8 @@
 // `kube-eviction-agent run --config FILE`: the product's main job on a node. Reads the
 // configuration once, starts the agent through the composition root (src/compose) with the real
-// adapters, and stops everything on SIGTERM or SIGINT within a second.
+// adapters, and stops everything on SIGTERM or SIGINT within a second, start-up included. SIGHUP
+// reloads the configuration. Any failure to start, and any unhandled rejection or uncaught
+// exception, is logged and exits with status 1: a half-started agent never stays up.
 
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
@@ -36,13 +38,21 @@ function setOomScoreAdj(value: string, logger: Logger): void {
   }
 }
 
-/** Starts the agent against a cluster with a loaded configuration; resolves once it is running. */
-export async function runAgent(options: RunOptions, file: AgentConfigFile, logger: Logger): Promise<RunningAgent> {
+// The ops port as given on the command line: a whole number from 0 to 65535, nothing else.
+function portOption(value: string): number {
+  const port = /^[0-9]{1,5}$/.test(value) ? Number(value) : NaN;
+  if (!(port >= 0 && port <= 65535)) throw new AgentError('EVA_ERR_USAGE', `--port must be an integer from 0 to 65535: ${value}`);
+  return port;
+}
+
+/** Starts the agent against a cluster with a loaded configuration; resolves once it is running. Aborting `signal` stops a start in progress. */
+export async function runAgent(options: RunOptions, file: AgentConfigFile, logger: Logger, signal?: AbortSignal): Promise<RunningAgent> {
   const { config } = file;
   const nodeName = options.nodeName ?? process.env.NODE_NAME ?? config.agent.nodeName;
   if (nodeName === undefined || nodeName === null || nodeName === '') {
     throw new AgentError('EVA_ERR_USAGE', 'The node name is unknown: pass --node-name, set NODE_NAME, or set nodeName in the configuration');
   }
+  const serverPort = options.port === undefined ? undefined : portOption(options.port);
   if (options.oomScoreAdj !== undefined) setOomScoreAdj(options.oomScoreAdj, logger);
   return startNodeAgent({
     config,
@@ -50,7 +60,8 @@ export async function runAgent(options: RunOptions, file: AgentConfigFile, logge
     cluster: { kubeconfig: options.kubeconfig },
     reload: { path: file.path, text: file.text, parse: file.parse },
     ...(options.dryRun === true ? { dryRun: true } : {}),
-    ...(options.port === undefined ? {} : { serverPort: Number(options.port) }),
+    ...(serverPort === undefined ? {} : { serverPort }),
+    ...(signal === undefined ? {} : { signal }),
     clock: systemClock,
     logger,
   });
@@ -78,29 +89,70 @@ export function registerRun(program: Command): void {
         return;
       }
       const logger = createLogger(options.logLevel ?? file.config.agent.logLevel).child({ component: 'main' });
-      let agent: RunningAgent;
-      try {
-        agent = await runAgent(options, file, logger);
-      } catch (err) {
-        logger.error('cannot start', { err: errorMessage(err), code: err instanceof AgentError ? err.code : undefined });
-        process.exitCode = 1;
-        return;
-      }
-      await new Promise<void>((resolve) => {
-        const shutdown = (signal: string): void => {
-          logger.info('signal received; stopping', { signal });
-          process.off('SIGTERM', onTerm);
-          process.off('SIGINT', onInt);
-          agent.stop().then(resolve, (err: unknown) => {
-            logger.error('stop failed', { err: errorMessage(err) });
-            resolve();
-          });
-        };
-        const onTerm = (): void => shutdown('SIGTERM');
-        const onInt = (): void => shutdown('SIGINT');
-        process.on('SIGTERM', onTerm);
-        process.on('SIGINT', onInt);
+      // Whatever escapes the agent's own handling ends the process, visibly: the DaemonSet restarts
+      // it, where an agent limping on in an unknown state would not be noticed.
+      const fatal = (what: string) => (err: unknown): void => {
+        logger.error(what, { err: errorMessage(err), stack: err instanceof Error ? err.stack : undefined });
+        process.exit(1);
+      };
+      process.on('unhandledRejection', fatal('unhandled rejection; exiting'));
+      process.on('uncaughtException', fatal('uncaught exception; exiting'));
+
+      // The signals are handled from the start: SIGTERM during start-up stops what has started.
+      const starting = new AbortController();
+      let agent: RunningAgent | null = null;
+      let reloadWanted = false;
+      const reload = (): void => {
+        if (agent === null) {
+          reloadWanted = true;
+          return;
+        }
+        agent.reloadNow().then(
+          (result) => logger.info('SIGHUP: configuration reload', { result }),
+          (err: unknown) => logger.error('SIGHUP: configuration reload failed', { err: errorMessage(err) }),
+        );
+      };
+      let stopped = (): void => {};
+      const stoppedPromise = new Promise<void>((resolve) => {
+        stopped = resolve;
       });
+      let stopRequested = false;
+      const shutdown = (signal: string): void => {
+        if (stopRequested) return;
+        stopRequested = true;
+        logger.info('signal received; stopping', { signal });
+        if (agent === null) starting.abort();
+        else stopAgent(agent);
+      };
+      const stopAgent = (running: RunningAgent): void => {
+        running.stop().then(stopped, (err: unknown) => {
+          logger.error('stop failed', { err: errorMessage(err) });
+          process.exitCode = 1;
+          stopped();
+        });
+      };
+      process.on('SIGTERM', () => shutdown('SIGTERM'));
+      process.on('SIGINT', () => shutdown('SIGINT'));
+      process.on('SIGHUP', () => {
+        logger.info('signal received; reloading the configuration', { signal: 'SIGHUP' });
+        reload();
+      });
+
+      try {
+        agent = await runAgent(options, file, logger, starting.signal);
+      } catch (err) {
+        if (starting.signal.aborted && err instanceof AgentError && err.code === 'EVA_ERR_SHUTDOWN') {
+          logger.info('stopped during start-up');
+          process.exit(0);
+        }
+        logger.error('cannot start', { err: errorMessage(err), code: err instanceof AgentError ? err.code : undefined });
+        // Everything started is stopped; lingering sockets must not keep a failed agent alive.
+        process.exit(1);
+      }
+      // A SIGTERM that came as the start completed; a SIGHUP that came during it.
+      if (stopRequested) stopAgent(agent);
+      else if (reloadWanted) reload();
+      await stoppedPromise;
       // Everything is stopped; idle keep-alive sockets of the HTTP client must not delay the exit.
       process.exit(process.exitCode ?? 0);
     });

@@ -230,10 +230,11 @@ async function within(clock: Clock, ms: number, work: Promise<void>): Promise<vo
 // Settles with `work`, or rejects as soon as `signal` is aborted (SIGTERM during start-up).
 async function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (signal === undefined) return work;
-  signal.throwIfAborted();
+  const interrupted = (): AgentError => new AgentError('EVA_ERR_SHUTDOWN', 'Start-up interrupted');
+  if (signal.aborted) throw interrupted();
   let onAbort = (): void => {};
   const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(new AgentError('EVA_ERR_SHUTDOWN', 'Start-up interrupted'));
+    onAbort = () => reject(interrupted());
     signal.addEventListener('abort', onAbort, { once: true });
   });
   try {

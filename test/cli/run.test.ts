@@ -1,7 +1,9 @@
 // `run` as a node's process: against the API stand-in, observing this machine in dry-run mode; it
-// becomes ready, serves its endpoints, and stops promptly on SIGTERM. Bad input fails at once.
+// becomes ready, serves its endpoints, and stops promptly on SIGTERM, during start-up too; SIGHUP
+// reloads. Bad input and a start that cannot complete fail at once, with nothing armed.
 
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +30,41 @@ async function waitFor(what: string, condition: () => boolean | Promise<boolean>
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+interface RunningCli {
+  readonly child: ChildProcessWithoutNullStreams;
+  stderr(): string;
+  exit(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+// `run` against a stand-in with this host's Node, in dry run, with a config far from any threshold.
+async function spawnRun(extra: readonly string[], nodeArgs: readonly string[] = []): Promise<RunningCli> {
+  standIn ??= await startApiStandIn();
+  standIn.setNode(nodeOfThisHost('node-a'));
+  writeFileSync(join(dir, 'kubeconfig'), kubeconfigFor(standIn));
+  writeFileSync(join(dir, 'config.yaml'), 'evictionHard:\n  memory.available: 1Mi\nenforceNodeAllocatable: []\n');
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'run', '--config', join(dir, 'config.yaml'), '--kubeconfig', join(dir, 'kubeconfig'), '--node-name', 'node-a', '--dry-run', ...extra], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  running.push(child);
+  return { child, stderr: () => stderr, exit: () => exited };
+}
+const running: ChildProcessWithoutNullStreams[] = [];
+
+// The JSON log lines with this message.
+function logged(stderr: string, msg: string): Record<string, unknown>[] {
+  return stderr
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((line) => line.msg === msg);
+}
+afterEach(() => {
+  for (const child of running.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
 
 describe('run', () => {
   test('becomes ready against the API server, serves its endpoints, and exits promptly on SIGTERM (dry run)', async () => {
@@ -83,4 +120,72 @@ describe('run', () => {
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/node name is unknown: pass --node-name, set NODE_NAME/);
   });
+
+  test('--port that is not a port number fails at once', () => {
+    writeFileSync(join(dir, 'config.yaml'), '{}\n');
+    for (const port of ['abc', '-1', '65536', '8080x', '']) {
+      const result = runCli(['run', '--config', join(dir, 'config.yaml'), '--node-name', 'n', '--port', port]);
+      expect([port, result.status]).toEqual([port, 1]);
+      expect(result.stderr).toMatch(/--port must be an integer from 0 to 65535/);
+    }
+  });
+
+  test('an ops port already in use fails the start at once, with status 1, before any request reaches the API server', async () => {
+    const busy: Server = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (busy.address() as { port: number }).port;
+      const startedMs = Date.now();
+      const run = await spawnRun(['--port', String(port)]);
+      const { code } = await run.exit();
+      expect(code).toBe(1);
+      expect(Date.now() - startedMs).toBeLessThan(15_000);
+      expect(logged(run.stderr(), 'cannot start')).toEqual([expect.objectContaining({ code: 'EVA_ERR_START', err: expect.stringMatching(/EADDRINUSE/) as unknown })]);
+      // Nothing was armed: no watch, no read, no write.
+      expect(standIn?.requests()).toEqual([]);
+    } finally {
+      await new Promise<void>((resolve) => busy.close(() => resolve()));
+    }
+  }, 30_000);
+
+  test('SIGTERM during start-up stops the agent and exits 0, not killed by the signal', async () => {
+    const run = await spawnRun(['--port', '0']);
+    // The first log line is written as the start begins; the signal lands somewhere in it.
+    await waitFor('the start to begin', () => /"msg":"starting"/.test(run.stderr()));
+    run.child.kill('SIGTERM');
+    const exit = await run.exit();
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(logged(run.stderr(), 'signal received; stopping')).toEqual([expect.objectContaining({ signal: 'SIGTERM' })]);
+    // Whatever had started is stopped, once.
+    expect(logged(run.stderr(), 'stopped')).toHaveLength(1);
+  }, 30_000);
+
+  test('SIGHUP reloads the configuration and the agent keeps running', async () => {
+    const run = await spawnRun(['--port', '0']);
+    let port = 0;
+    await waitFor('the endpoint', () => {
+      port = Number(logged(run.stderr(), 'serving /metrics, /healthz and /readyz')[0]?.port ?? 0);
+      return port > 0;
+    });
+    writeFileSync(join(dir, 'config.yaml'), 'evictionHard:\n  memory.available: 2Mi\nenforceNodeAllocatable: []\n');
+    run.child.kill('SIGHUP');
+    await waitFor('the reload', () => logged(run.stderr(), 'SIGHUP: configuration reload').length === 1);
+    run.child.kill('SIGHUP');
+    await waitFor('the second reload', () => logged(run.stderr(), 'SIGHUP: configuration reload').length === 2);
+    // The change is applied once (by the signal or the file watcher, whichever came first), then unchanged.
+    expect(logged(run.stderr(), 'SIGHUP: configuration reload')[1]).toMatchObject({ result: 'unchanged' });
+    expect(run.child.exitCode).toBeNull();
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    run.child.kill('SIGTERM');
+    expect((await run.exit()).code).toBe(0);
+  }, 30_000);
+
+  test('an unhandled rejection is logged and exits with status 1', async () => {
+    // A rejection nobody handles, two seconds into the run, as a bug in any part would leave one.
+    const rejectLater = 'data:text/javascript,setTimeout(() => { Promise.reject(new Error("nobody handles this")); }, 2000);';
+    const run = await spawnRun(['--port', '0'], ['--import', rejectLater]);
+    const exit = await run.exit();
+    expect(exit.code).toBe(1);
+    expect(logged(run.stderr(), 'unhandled rejection; exiting')).toEqual([expect.objectContaining({ err: 'nobody handles this' })]);
+  }, 30_000);
 });
