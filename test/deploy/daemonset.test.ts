@@ -27,8 +27,9 @@ const loaded: LoadedConfig = parseConfigText(config.text, `${MANIFEST_PATH} Conf
 const mib = (n: number): ReturnType<typeof parseQuantity> => parseQuantity(`${n}Mi`);
 
 describe('deploy/daemonset.yaml documents', () => {
-  test('holds the Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding, ConfigMap and DaemonSet, namespace first', () => {
-    expect(manifest.documents.map((d) => d.kind)).toEqual(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'DaemonSet']);
+  // In Helm's install order (the manifest is the chart rendered): what others refer to comes first.
+  test('holds the Namespace, ServiceAccount, ConfigMap, ClusterRole, ClusterRoleBinding and DaemonSet, namespace first', () => {
+    expect(manifest.documents.map((d) => d.kind)).toEqual(['Namespace', 'ServiceAccount', 'ConfigMap', 'ClusterRole', 'ClusterRoleBinding', 'DaemonSet']);
   });
 
   // The field check reads the version, not the group: the groups are pinned here.
@@ -36,9 +37,9 @@ describe('deploy/daemonset.yaml documents', () => {
     expect(manifest.documents.map((d) => `${d.kind} ${d.apiVersion}`)).toEqual([
       'Namespace v1',
       'ServiceAccount v1',
+      'ConfigMap v1',
       'ClusterRole rbac.authorization.k8s.io/v1',
       'ClusterRoleBinding rbac.authorization.k8s.io/v1',
-      'ConfigMap v1',
       'DaemonSet apps/v1',
     ]);
   });

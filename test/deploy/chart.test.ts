@@ -1,0 +1,176 @@
+// The Helm chart (deploy/chart): its values cover every setting of the configuration (generated
+// from the defaults table, and named when one is missing), the configuration they make is the
+// agent's own defaults plus the deployment's choices, and, with the real helm: `helm lint`,
+// `helm template` with the default and every non-default value set (valid objects, a valid
+// configuration, the host mounts the configuration reads), deploy/daemonset.yaml as the chart's
+// rendering, and invalid values refused at `helm template` as check-config refuses them.
+
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { Writable } from 'node:stream';
+import { parse } from 'yaml';
+import { chartConfig, chartSettings, renderSchema, renderValues, SCHEMA_PATH, VALUES_PATH } from '../../scripts/chart-values.js';
+import { checkConfig } from '../../src/cli/check-config.js';
+import { defaultAgentSettings } from '../../src/config/defaults.js';
+import { parseConfigText } from '../../src/config/load.js';
+import { INVALID_VALUES } from './chart-invalid-values.js';
+import { CHART_DIR, HELM_SKIP_REASON, helm, parseObjects, renderChart, VALUE_SETS_DIR, valueSets } from './helm.js';
+import { objectProblems } from './kube-schema.js';
+import { packageVersion, REPO_ROOT, type KubeObject } from './manifest.js';
+
+const helmTest = HELM_SKIP_REASON === null ? test : test.skip;
+if (HELM_SKIP_REASON !== null) console.warn(`chart tests with the real helm skipped: ${HELM_SKIP_REASON}`);
+
+// A setting's place in values.yaml: set (`key: value`) or left unset (`# key:`), at its depth.
+function listedIn(valuesText: string, path: readonly string[]): boolean {
+  const lines = valuesText.split('\n');
+  let from = lines.findIndex((l) => l === 'config:');
+  for (const [depth, key] of path.entries()) {
+    const indent = '  '.repeat(depth + 1);
+    const last = depth === path.length - 1;
+    const at = lines.findIndex((l, i) => i > from && (l.startsWith(`${indent}${key}:`) || (last && l.startsWith(`${indent}# ${key}:`))));
+    if (at < 0) return false;
+    from = at;
+  }
+  return true;
+}
+
+describe('the chart values', () => {
+  const settings = chartSettings();
+  const valuesText = readFileSync(VALUES_PATH, 'utf8');
+
+  test('list every setting of the configuration, set or left unset with what that means', () => {
+    const missing = settings.filter((s) => !listedIn(valuesText, s.path)).map((s) => `config.${s.path.join('.')}`);
+    if (missing.length > 0) throw new Error(`deploy/chart/values.yaml lacks ${missing.join(', ')}: run \`npm run chart\` (scripts/chart-values.ts) and commit the result`);
+    expect(settings.length).toBeGreaterThan(50);
+  });
+
+  test('values.yaml and values.schema.json are what `npm run chart` writes', () => {
+    // Out of date: run `npm run chart`, then scripts/render-manifest.sh (deploy/daemonset.yaml follows).
+    expect({ file: 'deploy/chart/values.yaml', text: valuesText }).toEqual({ file: 'deploy/chart/values.yaml', text: renderValues(valuesText, settings) });
+    expect({ file: 'deploy/chart/values.schema.json', text: readFileSync(SCHEMA_PATH, 'utf8') }).toEqual({ file: 'deploy/chart/values.schema.json', text: renderSchema(settings) });
+  });
+
+  test('make a valid configuration with nothing to warn about: the agent\'s defaults plus the deployment\'s choices', () => {
+    const config = chartConfig(settings);
+    const loaded = parseConfigText(JSON.stringify({ apiVersion: 'kube-eviction-agent.io/v1alpha1', kind: 'AgentConfiguration', ...config }), 'values.yaml');
+    expect(loaded.warnings).toEqual([]);
+    const defaults = defaultAgentSettings();
+    expect(loaded.agent).toEqual({ ...defaults, observe: { ...defaults.observe, hostRoot: '/host' } });
+    expect(loaded.eviction.maxPodGracePeriodSeconds).toBe(30);
+    expect(config).toMatchObject({ evictionSoft: { 'memory.available': '300Mi' }, evictionSoftGracePeriod: { 'memory.available': '1m' } });
+  });
+
+  test('say, next to each setting the deployment chooses, the agent\'s own default', () => {
+    expect(valuesText).toContain('    hostRoot: /host  # agent default: /');
+    expect(valuesText).toContain('  evictionMaxPodGracePeriod: 30  # agent default: 0');
+  });
+
+  test('the chart and the agent have the package\'s version', () => {
+    const chart = parse(readFileSync(join(CHART_DIR, 'Chart.yaml'), 'utf8')) as { version: string; appVersion: string };
+    expect([chart.version, chart.appVersion]).toEqual([packageVersion(), packageVersion()]);
+  });
+});
+
+function configOf(objects: readonly KubeObject[]): string {
+  const configMap = objects.find((o) => o.kind === 'ConfigMap');
+  return configMap?.data?.['config.yaml'] as string;
+}
+
+describe('helm lint and helm template (real helm)', () => {
+  const sets = ['(defaults)', ...valueSets()];
+  const args = (set: string): string[] => (set === '(defaults)' ? [] : ['--values', join(VALUE_SETS_DIR, set)]);
+
+  helmTest.each(sets)('helm lint passes with %s', (set) => {
+    const run = helm(['lint', '--strict', CHART_DIR, ...args(set)]);
+    expect({ status: run.status, output: run.stdout + run.stderr }).toEqual({ status: 0, output: expect.stringContaining('0 chart(s) failed') });
+  });
+
+  helmTest.each(sets)('helm template with %s: valid objects, a valid configuration, the host directories it reads mounted', (set) => {
+    const objects = renderChart(args(set));
+    expect(objects.flatMap((o) => objectProblems(o).map((p) => `${o.kind}: ${p}`))).toEqual([]);
+    const loaded = parseConfigText(configOf(objects), 'config.yaml');
+    expect(loaded.warnings.map((w) => w.message)).toEqual(set.startsWith('crio') ? [expect.stringContaining('replaces the default map, so imagefs.inodesFree has no hard threshold')] : []);
+
+    const daemonSet = objects.find((o) => o.kind === 'DaemonSet') as KubeObject;
+    const pod = daemonSet.spec.template.spec;
+    const container = pod.containers[0];
+    const hostPathOf = new Map<string, string>((pod.volumes as KubeObject[]).filter((v) => v.hostPath !== undefined).map((v) => [v.name, v.hostPath.path]));
+    const mounted = new Map<string, KubeObject>((container.volumeMounts as KubeObject[]).filter((m) => hostPathOf.has(m.name)).map((m) => [hostPathOf.get(m.name) as string, m]));
+    const { observe } = loaded.agent;
+    const read = [observe.cgroupRoot, observe.procRoot, observe.kubeletRootDir, observe.imageFsPath, observe.containerFsPath, observe.podLogsDir];
+    expect([...mounted.keys()].sort()).toEqual([...new Set(read)].sort());
+    for (const [hostPath, mount] of mounted) {
+      expect(mount.mountPath).toBe(`${observe.hostRoot === '/' ? '' : observe.hostRoot}${hostPath}`);
+      expect(mount.readOnly ?? false).toBe(hostPath !== observe.cgroupRoot);
+    }
+    expect(container.ports).toEqual([{ name: 'http-metrics', containerPort: loaded.agent.server.port, protocol: 'TCP' }]);
+    const cmName = objects.find((o) => o.kind === 'ConfigMap')?.metadata.name;
+    expect((pod.volumes as KubeObject[]).find((v) => v.name === 'config')?.configMap.name).toBe(cmName);
+    const sa = objects.find((o) => o.kind === 'ServiceAccount');
+    expect(pod.serviceAccountName).toBe(sa?.metadata.name);
+    expect(objects.find((o) => o.kind === 'ClusterRoleBinding')?.subjects).toEqual([{ kind: 'ServiceAccount', name: sa?.metadata.name, namespace: 'kube-eviction-agent' }]);
+  });
+
+  helmTest('a value set changes what it names: image, names, labels, taint handling', () => {
+    const objects = renderChart(['--values', join(VALUE_SETS_DIR, 'crio-dry-run-values.yaml')]);
+    expect(objects.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      'Namespace/kube-eviction-agent',
+      'ServiceAccount/node-eviction-agent',
+      'ConfigMap/node-eviction-config',
+      'ClusterRole/node-eviction',
+      'ClusterRoleBinding/node-eviction',
+      'DaemonSet/node-eviction',
+    ]);
+    for (const o of objects) expect(o.metadata.labels['example.com/team']).toBe('platform');
+    const loaded = parseConfigText(configOf(objects), 'config.yaml');
+    expect(loaded.agent.actions).toMatchObject({ dryRun: true, hardEviction: 'eviction-api', localTermination: false, localTerminationGracePeriodMs: 5000 });
+    expect(loaded.agent.taintEviction).toMatchObject({ enabled: true, useEvictionApi: true, evictionApiDeadlineMs: 120_000 });
+    const kubelet = renderChart(['--values', join(VALUE_SETS_DIR, 'kubelet-source-values.yaml')]);
+    expect(kubelet.find((o) => o.kind === 'DaemonSet')?.spec.template.spec.containers[0].image).toBe('registry.example.com/platform/kube-eviction-agent:0.1.0-rc.1');
+  });
+
+  // Out of date: eval "$(bash scripts/build-tools.sh)" && bash scripts/render-manifest.sh
+  helmTest('deploy/daemonset.yaml is the chart rendered with its defaults (scripts/render-manifest.sh)', () => {
+    const run = spawnSync('bash', [join(REPO_ROOT, 'scripts', 'render-manifest.sh'), '--check'], { encoding: 'utf8', env: process.env });
+    expect({ status: run.status, diff: run.stdout + run.stderr }).toEqual({ status: 0, diff: expect.stringContaining('is up to date') });
+  });
+
+  helmTest('a server port of 0 (no health server for the probes) is refused', () => {
+    const run = helm(['template', 'x', CHART_DIR, '--set', 'config.server.port=0']);
+    expect(run.status).not.toBe(0);
+    expect(run.stderr).toContain("config.server.port: 0 turns off the health and metrics server, which the DaemonSet's probes need");
+  });
+});
+
+describe('invalid values: refused at helm template, as check-config refuses the configuration they make (real helm)', () => {
+  const docs = readFileSync(join(REPO_ROOT, 'docs', 'deployment.md'), 'utf8');
+  const dir = mkdtempSync(join(tmpdir(), 'kea-chart-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  async function checkConfigSays(text: string): Promise<string[]> {
+    const file = join(dir, 'config.yaml');
+    writeFileSync(file, text);
+    let output = '';
+    const sink = new Writable({ write: (chunk, _enc, done) => ((output += String(chunk)), done()) });
+    expect(await checkConfig(file, sink, sink)).toBe(1);
+    return output.split('\n').filter((l) => l.startsWith('  - ')).map((l) => l.slice(4).replace(/ \(line \d+\):/, ':'));
+  }
+
+  helmTest.each(INVALID_VALUES)('--set $set', async ({ set, helm: helmSays, checkConfig: checkConfigText }) => {
+    const run = helm(['template', 'x', CHART_DIR, '--set', set]);
+    if (helmSays === null) expect(run.status).toBe(0);
+    else expect({ status: run.status, lines: run.stderr.split('\n').map((l) => l.replace(/^- /, '')) }).toEqual({ status: 1, lines: expect.arrayContaining([helmSays]) });
+    // The configuration those values would make, past the schema: what the agent would read.
+    const unchecked = helm(['template', 'x', CHART_DIR, '--set', set, '--skip-schema-validation']);
+    expect(unchecked.status).toBe(0);
+    expect(await checkConfigSays(configOf(parseObjects(unchecked.stdout)))).toEqual([checkConfigText]);
+  });
+
+  test('docs/deployment.md gives both wordings of every case, word for word', () => {
+    const absent = INVALID_VALUES.flatMap((c) => [`\`--set ${c.set}\``, c.helm === null ? null : `helm: \`${c.helm}\``, `check-config: \`${c.checkConfig}\``]).filter((t) => t !== null && !docs.includes(t));
+    expect(absent).toEqual([]);
+  });
+});
