@@ -5,6 +5,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { registerCheckConfig } from './check-config.js';
+import { registerRecord } from './record.js';
 import { registerReplay } from './replay.js';
 import { registerRun } from './run.js';
 import { registerExplain } from './explain.js';
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerRun(program);
   registerCheckConfig(program);
   registerReplay(program);
+  registerRecord(program);
   registerExplain(program);
   return program;
 }

@@ -17,6 +17,7 @@ import type { BackoffPolicy } from './backoff.js';
 import { loadClientLibrary, type ClientLibrary, type CoreV1Api, type KubeConfig } from './client-library.js';
 import { KubeClusterView, type ClusterViewHandle } from './cluster-view.js';
 import { KubeEventRecorder } from './event-recorder.js';
+import { createNodeReads, type NodeReads } from './node-reads.js';
 import { KubeNodeReporter } from './node-reporter.js';
 import { KubePodActions } from './pod-actions.js';
 
@@ -55,6 +56,8 @@ export interface KubeClient {
   eventRecorder(component: string): EventRecorder;
   /** The agent's node conditions and taint. One per client. */
   nodeReporter(): NodeReporter;
+  /** Fresh reads of the node's pods, Node and kubelet summary (for `record`). */
+  nodeReads(): NodeReads;
 }
 
 export const DEFAULT_USER_AGENT = 'kube-eviction-agent';
@@ -124,6 +127,10 @@ class Client implements KubeClient {
       random: this.options.random,
     });
     return this.reporter;
+  }
+
+  nodeReads(): NodeReads {
+    return createNodeReads({ core: this.core, caller: this.caller, nodeName: this.options.nodeName });
   }
 }
 

@@ -5,3 +5,4 @@ export { connect, DEFAULT_USER_AGENT, type ConnectOptions, type KubeClient } fro
 export type { ClusterViewHandle } from './cluster-view.js';
 export { DEFAULT_REQUEST_TIMEOUT_MS } from './api-call.js';
 export { KUBELET_CONDITION_TYPES } from './node-conditions.js';
+export type { NodeReads } from './node-reads.js';
