@@ -286,6 +286,17 @@ const CHART_VALUES_SCHEMA: Readonly<Record<string, JsonSchema>> = {
   maxOldSpaceSizeMiB: { type: 'integer', minimum: 16 },
   extraEnv: { type: 'array' },
   resources: { type: 'object' },
+  serviceMonitor: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { enabled: { type: 'boolean' }, interval: { type: 'string', pattern: GO_DURATION }, labels: { type: 'object', additionalProperties: { type: 'string' } } },
+  },
+  grafanaDashboard: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { enabled: { type: 'boolean' }, namespace: { type: 'string' }, labels: { type: 'object', additionalProperties: { type: 'string' } } },
+  },
+  prometheusRule: { type: 'object', additionalProperties: false, properties: { enabled: { type: 'boolean' }, labels: { type: 'object', additionalProperties: { type: 'string' } } } },
 };
 
 function sectionSchema(settings: readonly ChartSetting[], depth: number): JsonSchema {
