@@ -1,9 +1,13 @@
 // The daemon's main loop, the kubelet eviction manager's `Start` made event-driven: a
 // synchronize pass every housekeeping interval, at once on every kernel notification, and at the
 // moment a soft threshold's grace period runs out, one pass at a time (wake-ups during a pass
-// collapse into one more pass). After an eviction
-// it waits, at most the pod cleanup timeout, polling every second, until the evicted pods are
-// gone before evicting again, except to escalate to a hard eviction. All waiting goes through
+// collapse into one more pass). A memory notification is first answered by the memory shortcut
+// (memory-shortcut.ts), synchronously in the notification's callback: fresh node memory, and on
+// a hard memory threshold the kubelet's first-ranked pod ended at once; the full pass follows.
+// After an eviction it waits, at most the pod cleanup timeout, polling every second, until the
+// evicted pods are gone before evicting again, except to escalate to a hard eviction, and never
+// while a pod ended locally still has processes (the kubelet's wait for pod cleanup, on local
+// evidence). Reporting the node's conditions never holds the loop up. All waiting goes through
 // the injected clock.
 
 import type { Clock } from '../api/clock.js';
@@ -15,6 +19,7 @@ import { errorMessage } from '../errors.js';
 import type { EvictionManager } from '../eviction/manager.js';
 import type { SynchronizeResult } from '../eviction/types.js';
 import type { EvictionExecutor } from './eviction-executor.js';
+import { memoryShortcut } from './memory-shortcut.js';
 import type { AgentMetrics } from './metrics.js';
 import type { ClusterView, MemoryThresholdNotifier, NodeObserver, NotifierEvent } from './ports.js';
 
@@ -44,6 +49,19 @@ export interface LoopDeps {
 
 // The kubelet polls for pod cleanup every second.
 const POD_CLEANUP_POLL_MS = 1000;
+// Without a way to count a locally ended pod's processes, they are taken to be gone this long
+// after its grace period.
+const LOCAL_KILL_SLACK_MS = 2000;
+
+/** An evicted pod the loop waits for. */
+interface AwaitedPod {
+  readonly pod: Pod;
+  /** Its processes were ended locally: until they are gone, nothing else is evicted. */
+  readonly localKill: boolean;
+  /** When its processes are taken to be gone if they cannot be counted. */
+  readonly endsByMs: number;
+  processesGone: boolean;
+}
 
 // The kubelet's "active pods": bound to this node and not terminal.
 function activePods(pods: readonly Pod[]): Pod[] {
@@ -57,12 +75,16 @@ export class EvictionLoop {
   private wakeController = new AbortController();
   private pendingTrigger: SyncTrigger | null = null;
   private pendingNotifiedAtMs: number | null = null;
-  /** Pods evicted and not yet gone, and until when the loop waits for them. */
-  private awaiting: { uids: Set<string>; untilMs: number } | null = null;
+  /** Pods evicted and not yet gone (by UID), and until when the loop waits for them. */
+  private awaiting: { pods: Map<string, AwaitedPod>; untilMs: number } | null = null;
   private lastSyncAtMs: number | null = null;
   private lastObserveOk = false;
   /** Cancels the wake-up set for the end of the next grace period, if one is set. */
   private cancelGraceWake: (() => void) | null = null;
+  private shortcutRunning = false;
+  /** Node status reporting, beside the loop: the one in flight, and the latest result waiting for it. */
+  private reporting: Promise<void> | null = null;
+  private toReport: { result: SynchronizeResult; trigger: SyncTrigger } | null = null;
 
   constructor(
     private settings: LoopSettings,
@@ -95,6 +117,7 @@ export class EvictionLoop {
     this.wakeController.abort();
     await this.deps.notifier.stop();
     await this.running;
+    await this.reporting;
   }
 
   /** Asks for a pass now (coalesced with any already pending). */
@@ -106,9 +129,65 @@ export class EvictionLoop {
   }
 
   private onNotification(event: NotifierEvent): void {
+    // The shortcut first: everything else (the metric, the log line) comes after the kill.
+    this.shortcut(event.atMs);
     this.deps.metrics.notifierEvents.inc({ description: event.description });
     this.log.info('eviction manager: threshold crossed', { description: event.description });
     this.wake('notifier', event.atMs);
+  }
+
+  // The memory shortcut, synchronously: a hard memory threshold met on fresh node memory ends the
+  // kubelet's first-ranked pod now; the full pass woken next decides everything else.
+  private shortcut(notifiedAtMs: number): void {
+    const { observer, manager, executor, cluster, clock, notifier } = this.deps;
+    const reader = observer.memory;
+    if (reader === undefined || this.stopped || this.shortcutRunning || executor.dryRun || !cluster.synced) return;
+    if (this.localKillInProgress()) return;
+    this.shortcutRunning = true;
+    try {
+      const outcome = memoryShortcut(manager, reader, activePods(cluster.pods()));
+      if (outcome.kind === 'evict') {
+        const { eviction } = outcome;
+        // The kill happens inside this call, before its first await.
+        const executed = executor.execute({ nowMs: clock.nowMs(), reclaim: outcome.reclaim, evictions: [eviction], fallbacks: [] }, notifiedAtMs);
+        this.awaitPods([eviction.pod], true, eviction.gracePeriodSeconds * 1000);
+        void executed.then((report) => {
+          for (const attempt of report.attempts) this.log.info('eviction attempt', { ...attempt, shortcut: true });
+          if (report.evicted.length === 0) this.awaiting?.pods.delete(eviction.pod.metadata.uid ?? podKey(eviction.pod));
+        });
+        this.log.info('memory shortcut: evicting', { pod: podKey(eviction.pod), workingSetsRead: outcome.workingSetsRead });
+      }
+      // Re-armed from the fresh figures, after the kill.
+      notifier.updateThresholds(outcome.node, this.deps.thresholds());
+    } catch (err) {
+      this.log.error('memory shortcut failed; the full pass follows', { err: errorMessage(err) });
+    } finally {
+      this.shortcutRunning = false;
+    }
+  }
+
+  private awaitPods(pods: readonly Pod[], localKill: boolean, gracePeriodMs: number): void {
+    const nowMs = this.deps.clock.nowMs();
+    const awaiting = this.awaiting ?? { pods: new Map<string, AwaitedPod>(), untilMs: 0 };
+    for (const pod of pods) awaiting.pods.set(pod.metadata.uid ?? podKey(pod), { pod, localKill, endsByMs: nowMs + gracePeriodMs + LOCAL_KILL_SLACK_MS, processesGone: false });
+    awaiting.untilMs = nowMs + this.settings.podCleanupTimeoutMs;
+    this.awaiting = awaiting;
+  }
+
+  // Whether a pod whose processes were ended locally may still hold its memory: its cgroup still
+  // has processes (or, where they cannot be counted, its grace period is not long past).
+  private localKillInProgress(): boolean {
+    if (this.awaiting === null) return false;
+    const nowMs = this.deps.clock.nowMs();
+    if (nowMs >= this.awaiting.untilMs) return false;
+    const reader = this.deps.observer.memory;
+    for (const awaited of this.awaiting.pods.values()) {
+      if (!awaited.localKill || awaited.processesGone) continue;
+      const processes = reader?.podProcessCount(awaited.pod);
+      if (processes === 0 || (processes === undefined && nowMs >= awaited.endsByMs)) awaited.processesGone = true;
+      else return true;
+    }
+    return false;
   }
 
   private async run(): Promise<void> {
@@ -137,13 +216,13 @@ export class EvictionLoop {
     const startedMs = clock.nowMs();
     metrics.syncs.inc({ trigger });
     // Deletions whose processes were already ended are retried on every pass, waiting or not.
-    await executor.retryPendingDeletes();
+    executor.retryPendingDeletes();
 
     if (this.awaiting !== null) {
       const present = new Set(cluster.pods().map((p) => p.metadata.uid));
-      for (const uid of this.awaiting.uids) if (!present.has(uid)) this.awaiting.uids.delete(uid);
-      if (this.awaiting.uids.size === 0 || startedMs >= this.awaiting.untilMs) {
-        if (this.awaiting.uids.size > 0) this.log.warn('evicted pods still present after the cleanup timeout', { uids: [...this.awaiting.uids] });
+      for (const uid of this.awaiting.pods.keys()) if (!present.has(uid)) this.awaiting.pods.delete(uid);
+      if (this.awaiting.pods.size === 0 || startedMs >= this.awaiting.untilMs) {
+        if (this.awaiting.pods.size > 0) this.log.warn('evicted pods still present after the cleanup timeout', { uids: [...this.awaiting.pods.keys()] });
         this.awaiting = null;
       } else if (trigger === 'eviction-wait') {
         return null; // Still waiting: nothing to do until the pods are gone or a notification arrives.
@@ -178,16 +257,23 @@ export class EvictionLoop {
     this.deps.onDecision?.(result, trigger);
 
     if (result.evictions.length > 0) {
-      // While evicted pods are terminating, only a hard (or local-storage) eviction goes ahead:
-      // an escalation must not wait behind a slow graceful shutdown.
-      const report = await executor.execute(result, notifiedAtMs, { hardOnly: this.awaiting !== null });
-      for (const attempt of report.attempts) this.log.info('eviction attempt', attempt);
-      if (report.evicted.length > 0) {
-        const uids = new Set(report.evicted.map((p) => p.metadata.uid ?? podKey(p)));
-        this.awaiting = { uids: new Set([...(this.awaiting?.uids ?? []), ...uids]), untilMs: clock.nowMs() + this.settings.podCleanupTimeoutMs };
+      if (this.localKillInProgress()) {
+        // A pod ended locally may still hold the memory this pass saw: wait for its processes, as
+        // the kubelet waits for pod cleanup, rather than end a second pod for the same shortage.
+        const first = result.evictions[0];
+        this.log.info('eviction deferred: a pod ended locally still has processes', { pod: first === undefined ? '' : podKey(first.pod) });
+      } else {
+        // While evicted pods are terminating, only a hard (or local-storage) eviction goes ahead:
+        // an escalation must not wait behind a slow graceful shutdown.
+        const report = await executor.execute(result, notifiedAtMs, { hardOnly: this.awaiting !== null });
+        for (const attempt of report.attempts) this.log.info('eviction attempt', { ...attempt });
+        for (const pod of report.evicted) {
+          const eviction = result.evictions.find((e) => e.pod.metadata.uid === pod.metadata.uid) ?? result.fallbacks.find((e) => e.pod.metadata.uid === pod.metadata.uid);
+          this.awaitPods([pod], eviction !== undefined && executor.endsLocally(eviction), (eviction?.gracePeriodSeconds ?? 0) * 1000);
+        }
       }
     }
-    await this.deps.onSync?.(result, trigger);
+    this.report(result, trigger);
     this.lastSyncAtMs = clock.nowMs();
     return result;
   }
@@ -202,6 +288,26 @@ export class EvictionLoop {
       this.cancelGraceWake = null;
       this.wake('grace-period', null);
     });
+  }
+
+  // Node status goes out beside the loop, one request at a time, the latest result first: a slow
+  // API server delays the conditions, never the next pass.
+  private report(result: SynchronizeResult, trigger: SyncTrigger): void {
+    const onSync = this.deps.onSync;
+    if (onSync === undefined) return;
+    this.toReport = { result, trigger };
+    this.reporting ??= (async () => {
+      while (this.toReport !== null) {
+        const next = this.toReport;
+        this.toReport = null;
+        try {
+          await onSync(next.result, next.trigger);
+        } catch (err) {
+          this.log.error('reporting the node status failed', { err: errorMessage(err) });
+        }
+      }
+      this.reporting = null;
+    })();
   }
 
   private record(result: SynchronizeResult): void {

@@ -5,7 +5,8 @@
 
 import type { NotifierMode } from '../api/agent-settings.js';
 import type { Node, Pod } from '../api/pod.js';
-import type { Summary } from '../api/summary.js';
+import type { PodMemoryBound, PodMemoryReading } from '../api/pod-memory.js';
+import type { PodStats, Summary } from '../api/summary.js';
 import type { Threshold } from '../api/threshold.js';
 
 /** One observation of the node: the Summary plus the filesystem layout the kubelet would discover. */
@@ -23,8 +24,30 @@ export interface Observation {
 export interface NodeObserver {
   /** Observes the node now; `pods` are the node's pods, used to find their cgroups and container names. */
   observe(pods: readonly Pod[]): Promise<Observation>;
+  /**
+   * The memory figures a memory notification's shortcut reads, when this source can read them in
+   * microseconds (the cgroup observer); without it a notification gets a full pass.
+   */
+  readonly memory?: MemoryReader;
   /** Releases what it holds open (cgroup files), at shutdown. */
   close?(): void;
+}
+
+/**
+ * The few figures a memory notification needs, each read synchronously (no thread-pool hop), each
+ * exactly as `observe` computes it. Nothing here reports problems: the full pass that follows does.
+ */
+export interface MemoryReader {
+  /** The node's memory and the `pods` system container's, now: a Summary with only those node stats. */
+  nodeMemory(): Summary;
+  /** What is known of each pod's working set without reading it (its cgroup's usage), in `pods` order. */
+  podBounds(pods: readonly Pod[]): PodMemoryBound[];
+  /** One pod's working set, now. */
+  podWorkingSet(pod: Pod): PodMemoryReading;
+  /** One pod's memory stats now, its containers' included (the eviction message quotes them). */
+  podStats(pod: Pod): PodStats | undefined;
+  /** Processes left in the pod's cgroup tree; undefined when that cannot be told. */
+  podProcessCount(pod: Pod): number | undefined;
 }
 
 /** What a notifier reports when the kernel says memory crossed an armed threshold. */

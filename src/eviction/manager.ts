@@ -6,7 +6,9 @@
 // observations (for the stale-stats check).
 
 import type { EvictionConfig } from '../api/eviction-config.js';
+import type { Pod } from '../api/pod.js';
 import type { NodeConditionType, ResourceName } from '../api/signals.js';
+import type { PodStats, Summary } from '../api/summary.js';
 import { isHardEvictionThreshold, thresholdEquals, type Threshold } from '../api/threshold.js';
 import {
   nodeConditions,
@@ -16,9 +18,9 @@ import {
 } from './conditions.js';
 import { updateContainerFsThresholds } from './containerfs-thresholds.js';
 import { evictionGracePeriodSeconds } from './grace-period.js';
-import { evictionMessage } from './eviction-message.js';
+import { evictionMessage, type ThresholdMetInfo } from './eviction-message.js';
 import { localStorageEviction, localStorageViolations } from './local-storage.js';
-import { makeSignalObservations, type FilesystemLayout } from './observations.js';
+import { makeSignalObservations, makeStatsFunc, type FilesystemLayout } from './observations.js';
 import { rankedPods, type StatsFunc } from './ranking.js';
 import {
   describeThresholdsMet,
@@ -35,6 +37,7 @@ import {
   type ThresholdsObservedAt,
 } from './thresholds.js';
 import { criticalPodNote, noActivePodsNote, noObservationNote, unableToEvictNote } from './notes.js';
+import { hardMemoryPressure, type HardMemoryPressure } from './memory-shortcut.js';
 import type { Eviction, RankedPod, SignalObservations, SynchronizeInput, SynchronizeNote, SynchronizeResult } from './types.js';
 
 const NO_OBSERVATIONS: SignalObservations = new Map();
@@ -211,6 +214,39 @@ export class EvictionManager {
     return { ...base, reclaim, ranking, evictions, fallbacks, notes };
   }
 
+  /**
+   * The memory notification's shortcut (memory-shortcut.ts): the hard memory threshold these fresh
+   * node figures meet, with the thresholds in force; null when none is. Changes no state: the full
+   * pass that follows commits it.
+   */
+  hardMemoryPressure(summary: Summary): HardMemoryPressure | null {
+    return hardMemoryPressure(this.effectiveThresholds, summary);
+  }
+
+  /** The eviction of `pod` for that pressure, built as synchronize builds it, on the pod's fresh stats. */
+  memoryEviction(pressure: HardMemoryPressure, pod: Pod, podStats: PodStats | undefined): Eviction {
+    const figures = pressure.thresholds.flatMap((t) => thresholdFigures(t, pressure.observations) ?? []);
+    return this.buildEviction(pod, pressure.reclaim, true, figures, makeStatsFunc(podStats === undefined ? [] : [podStats]));
+  }
+
+  private buildEviction(
+    pod: Pod,
+    reclaim: { readonly threshold: Threshold; readonly resource: ResourceName },
+    hard: boolean,
+    figures: readonly ThresholdMetInfo[],
+    statsFunc: StatsFunc,
+  ): Eviction {
+    const { message, annotations } = evictionMessage(reclaim.resource, pod, statsFunc, figures);
+    return {
+      pod,
+      reason: { kind: 'threshold', signal: reclaim.threshold.signal, hard },
+      gracePeriodSeconds: evictionGracePeriodSeconds(hard, this.config.maxPodGracePeriodSeconds, pod),
+      message,
+      annotations,
+      condition: { type: 'DisruptionTarget', reason: 'TerminationByKubelet', message },
+    };
+  }
+
   private thresholdEvictions(
     ranking: readonly RankedPod[],
     reclaim: { readonly threshold: Threshold; readonly resource: ResourceName },
@@ -229,15 +265,7 @@ export class EvictionManager {
         if (candidates.length === 0) notes.push(criticalPodNote(ranked.pod));
         continue;
       }
-      const { message, annotations } = evictionMessage(reclaim.resource, ranked.pod, statsFunc, figures);
-      candidates.push({
-        pod: ranked.pod,
-        reason: { kind: 'threshold', signal: reclaim.threshold.signal, hard },
-        gracePeriodSeconds: evictionGracePeriodSeconds(hard, this.config.maxPodGracePeriodSeconds, ranked.pod),
-        message,
-        annotations,
-        condition: { type: 'DisruptionTarget', reason: 'TerminationByKubelet', message },
-      });
+      candidates.push(this.buildEviction(ranked.pod, reclaim, hard, figures, statsFunc));
     }
     if (candidates.length === 0) {
       notes.push(unableToEvictNote());

@@ -11,8 +11,9 @@ import type { NodeStats, PodStats, Summary } from '../api/summary.js';
 import type { NodeObserver, Observation } from '../daemon/ports.js';
 import { nodeHostFs, type HostFs } from '../host/host-fs.js';
 import { readNodeFilesystems } from './node-filesystems.js';
+import { createMemoryReader } from './memory-reader.js';
 import { nodePods } from './node-pod-uids.js';
-import { nodeMemory, nodeRlimit, podsSystemContainer } from './node-stats.js';
+import { nodeMemory, nodeRlimit, podsSystemContainer, readMemTotal } from './node-stats.js';
 import { closeObserverCgroups, openObserverCgroups, type ObserverCgroups } from './observer-cgroups.js';
 import { DEFAULT_DISK_WALK_BATCH_ENTRIES, resolveObserverPaths, type CgroupObserverContext } from './observer-options.js';
 import { PodDiskUsageCache } from './pod-disk-usage.js';
@@ -53,6 +54,7 @@ export function createCgroupObserver(settings: ObserveSettings, context: CgroupO
   const podStats = new PodStatsCollector(diskCache, context.processCountIntervalMs, report);
 
   let found: ObserverCgroups | undefined;
+  let memTotalBytes: bigint | undefined;
   // Found once it succeeds; looked for on every observation until then.
   async function cgroups(): Promise<ObserverCgroups | undefined> {
     if (found !== undefined) return found;
@@ -72,7 +74,8 @@ export function createCgroupObserver(settings: ObserveSettings, context: CgroupO
     if (context.nodeName !== undefined) node.nodeName = context.nodeName;
     const memoryCgroups = await cgroups();
     if (memoryCgroups !== undefined) {
-      const memory = nodeMemory(memoryCgroups, paths.procRoot, time, report);
+      memTotalBytes = readMemTotal(memoryCgroups.fs, paths.procRoot, report);
+      const memory = nodeMemory(memoryCgroups, memTotalBytes, time, report);
       if (memory !== undefined) node.memory = memory;
       const podsContainer = podsSystemContainer(memoryCgroups, time, report);
       if (podsContainer !== undefined) node.systemContainers = [podsContainer];
@@ -115,8 +118,16 @@ export function createCgroupObserver(settings: ObserveSettings, context: CgroupO
     return next;
   };
 
+  const memory = createMemoryReader({
+    cgroups: () => found,
+    memTotalBytes: () => memTotalBytes,
+    hasDiskStats: (uid) => diskCache.get(uid) !== undefined,
+    nowMs: () => clock.nowMs(),
+  });
+
   return {
     observe: observeSerially,
+    memory,
     problems: () => problemLog.problems(),
     refreshDiskUsage: (pods) => diskCache.refresh(nodePods(pods).pods),
     close: () => closeObserverCgroups(found),

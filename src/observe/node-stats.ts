@@ -39,8 +39,19 @@ function availableFrom(what: string, capacityBytes: bigint, workingSetBytes: big
   return undefined;
 }
 
-/** `node.memory`: the node cgroup's usage and working set; availableBytes against the machine's memory. */
-export function nodeMemory(cgroups: ObserverCgroups, procRoot: string, time: string, report: Report): MemoryStats | undefined {
+/** MemTotal of `<procRoot>/meminfo` (cAdvisor's machine memory capacity); undefined, reported, when unreadable. */
+export function readMemTotal(fs: HostFs, procRoot: string, report: Report): bigint | undefined {
+  const meminfoText = readProcFile(fs, `${procRoot}/meminfo`, report);
+  const capacityBytes = meminfoText === undefined ? undefined : memTotalBytes(meminfoText);
+  if (meminfoText !== undefined && capacityBytes === undefined) report(`${procRoot}/meminfo has no MemTotal`);
+  return capacityBytes;
+}
+
+/**
+ * `node.memory`: the node cgroup's usage and working set; availableBytes against the machine's
+ * memory (`memTotalBytes`, from {@link readMemTotal}).
+ */
+export function nodeMemory(cgroups: ObserverCgroups, memTotalBytes: bigint | undefined, time: string, report: Report): MemoryStats | undefined {
   const { layout, nodeDir } = cgroups;
   const isV2Root = layout.version === 'v2' && cgroups.nodeIsRoot;
   const reading = readCgroupMemory(cgroups.fs, nodeDir, layout.version, isV2Root);
@@ -51,9 +62,7 @@ export function nodeMemory(cgroups: ObserverCgroups, procRoot: string, time: str
   const { usageBytes, workingSetBytes } = reading.value;
   // The root cgroup's capacity is the machine's memory (cAdvisor MemoryCapacity = MemTotal); a
   // node cgroup with a lower limit (a sandbox) is capped by it.
-  const meminfoText = readProcFile(cgroups.fs, `${procRoot}/meminfo`, report);
-  let capacityBytes = meminfoText === undefined ? undefined : memTotalBytes(meminfoText);
-  if (meminfoText !== undefined && capacityBytes === undefined) report(`${procRoot}/meminfo has no MemTotal`);
+  let capacityBytes = memTotalBytes;
   if (!isV2Root) {
     const limit = readCgroupMemoryLimit(cgroups.fs, nodeDir, layout.version);
     if (limit.ok && limit.value !== null && (capacityBytes === undefined || limit.value < capacityBytes)) capacityBytes = limit.value;

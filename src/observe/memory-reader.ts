@@ -1,0 +1,142 @@
+// The cgroup observer's memory shortcut (the MemoryReader port): what a memory notification's pass
+// reads, each figure exactly as `observe` computes it, through the same kept-open cgroup files, and
+// synchronously, so it never waits for a thread-pool slot. The node's and the `pods` cgroup's
+// memory (MemTotal as the last full observation read it: the kubelet reads the machine's capacity
+// once, at start), each pod's usage as an upper bound of its working set, and on demand a pod's
+// working set, its containers' memory, and the processes left in it.
+//
+// A pod has stats here exactly when `observe` would give it stats: its cgroup's memory can be read,
+// or the disk-usage walk has figures for it (then, without memory, its working set counts as 0).
+
+import { nodePodUid } from '../api/node-pod-uid.js';
+import type { Pod } from '../api/pod.js';
+import type { PodMemoryBound, PodMemoryReading } from '../api/pod-memory.js';
+import type { ContainerStats, PodStats, Summary } from '../api/summary.js';
+import type { MemoryReader } from '../daemon/ports.js';
+import { parseCounter } from '../host/memory-limit.js';
+import { isNotFound } from '../host/read-result.js';
+import { readCgroupMemory } from './cgroup-memory-reader.js';
+import { containerNamesById } from './container-id.js';
+import { nodeMemory, podsSystemContainer, toMemoryStats } from './node-stats.js';
+import type { ObserverCgroups } from './observer-cgroups.js';
+import { countProcessesInTree } from './process-count.js';
+
+export interface MemoryReaderSources {
+  /** The memory hierarchy, once found (by a full observation). */
+  cgroups(): ObserverCgroups | undefined;
+  /** MemTotal as the last full observation read it. */
+  memTotalBytes(): bigint | undefined;
+  /** Whether the disk-usage walk has figures for this pod UID. */
+  hasDiskStats(uid: string): boolean;
+  nowMs(): number;
+}
+
+const ABSENT: PodMemoryReading = Object.freeze({ kind: 'absent' });
+const NO_MEMORY: PodMemoryReading = Object.freeze({ kind: 'exact', workingSetBytes: 0 });
+const ignore = (): void => undefined;
+
+// The UID the node knows the pod by (a static pod's own for a mirror pod); '' when refused, and
+// such a pod has no stats here, as in `observe`.
+function uidOf(pod: Pod): string {
+  const id = nodePodUid(pod);
+  return id.ok ? id.uid : '';
+}
+
+export function createMemoryReader(sources: MemoryReaderSources): MemoryReader {
+  // A pod without memory stats still has stats when the walk measured its disk: working set 0.
+  const withoutMemory = (uid: string): PodMemoryReading => (sources.hasDiskStats(uid) ? NO_MEMORY : ABSENT);
+
+  // The pod's cgroup directory; with `retry`, the cgroup is looked for again (it may have moved QoS
+  // tier), as observe does when a remembered cgroup is gone.
+  const podDir = (cgroups: ObserverCgroups, pod: Pod, uid: string, retry: boolean): string | undefined => {
+    if (retry) cgroups.locator.forget(uid);
+    return cgroups.locator.locate(uid, pod.status?.qosClass);
+  };
+
+  // `read` on the pod's cgroup; a cgroup that is gone is looked for once more.
+  function withPodDir<T>(pod: Pod, read: (cgroups: ObserverCgroups, dir: string) => T | 'not-found', otherwise: (uid: string) => T): T {
+    const uid = uidOf(pod);
+    const cgroups = sources.cgroups();
+    if (uid === '' || cgroups === undefined) return otherwise(uid);
+    for (const retry of [false, true]) {
+      const dir = podDir(cgroups, pod, uid, retry);
+      if (dir === undefined) return otherwise(uid);
+      const result = read(cgroups, dir);
+      if (result !== 'not-found') return result;
+    }
+    return otherwise(uid);
+  }
+
+  const usageFile = (cgroups: ObserverCgroups): string => (cgroups.layout.version === 'v1' ? 'memory.usage_in_bytes' : 'memory.current');
+
+  return {
+    nodeMemory(): Summary {
+      const cgroups = sources.cgroups();
+      if (cgroups === undefined) return { node: {} };
+      const time = new Date(sources.nowMs()).toISOString();
+      const memory = nodeMemory(cgroups, sources.memTotalBytes(), time, ignore);
+      const pods = podsSystemContainer(cgroups, time, ignore);
+      return { node: { ...(memory === undefined ? {} : { memory }), ...(pods === undefined ? {} : { systemContainers: [pods] }) } };
+    },
+
+    podBounds(pods: readonly Pod[]): PodMemoryBound[] {
+      return pods.map((pod) =>
+        withPodDir<PodMemoryBound>(
+          pod,
+          (cgroups, dir) => {
+            let text: string;
+            try {
+              text = cgroups.fs.readSingleRecordFile(`${dir}/${usageFile(cgroups)}`);
+            } catch (error) {
+              return isNotFound(error) ? 'not-found' : withoutMemory(uidOf(pod));
+            }
+            const usageBytes = parseCounter(text);
+            return usageBytes === undefined ? withoutMemory(uidOf(pod)) : { kind: 'bounded', usageBytes: Number(usageBytes) };
+          },
+          withoutMemory,
+        ),
+      );
+    },
+
+    podWorkingSet(pod: Pod): PodMemoryReading {
+      return withPodDir<PodMemoryReading>(
+        pod,
+        (cgroups, dir) => {
+          const reading = readCgroupMemory(cgroups.fs, dir, cgroups.layout.version);
+          if (reading.ok) return { kind: 'exact', workingSetBytes: Number(reading.value.workingSetBytes) };
+          return reading.notFound ? 'not-found' : withoutMemory(uidOf(pod));
+        },
+        withoutMemory,
+      );
+    },
+
+    podStats(pod: Pod): PodStats | undefined {
+      const uid = uidOf(pod);
+      const podRef = { name: pod.metadata.name ?? '', namespace: pod.metadata.namespace ?? '', uid };
+      return withPodDir<PodStats | undefined>(
+        pod,
+        (cgroups, dir) => {
+          const reading = cgroups.reader.read(dir, containerNamesById(pod), false);
+          if (reading.notFound) return 'not-found';
+          if (reading.memory === undefined) return sources.hasDiskStats(uid) ? { podRef } : undefined;
+          const time = new Date(sources.nowMs()).toISOString();
+          const containers: ContainerStats[] = [...reading.containers].map(([name, memory]) => ({ name, memory: toMemoryStats(time, memory.usageBytes, memory.workingSetBytes) }));
+          return { podRef, memory: toMemoryStats(time, reading.memory.usageBytes, reading.memory.workingSetBytes), ...(containers.length === 0 ? {} : { containers }) };
+        },
+        (id) => (sources.hasDiskStats(id) ? { podRef } : undefined),
+      );
+    },
+
+    podProcessCount(pod: Pod): number | undefined {
+      const uid = uidOf(pod);
+      const cgroups = sources.cgroups();
+      if (uid === '' || cgroups === undefined || !cgroups.locator.podCgroupRootDir().ok) return undefined;
+      // A pod cgroup that is gone holds no process.
+      const dir = cgroups.locator.locate(uid, pod.status?.qosClass);
+      if (dir === undefined) return 0;
+      const counted = countProcessesInTree(cgroups.fs, dir);
+      if (counted.ok) return counted.value;
+      return counted.notFound ? 0 : undefined;
+    },
+  };
+}
