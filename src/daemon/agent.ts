@@ -9,7 +9,7 @@ import type { Logger } from '../api/logger.js';
 import type { LoadedConfig } from '../config/types.js';
 import { AgentError, errorMessage } from '../errors.js';
 import { EvictionManager } from '../eviction/manager.js';
-import type { SynchronizeResult } from '../eviction/types.js';
+import type { Eviction, SynchronizeResult } from '../eviction/types.js';
 import { guardPorts } from './acting-guard.js';
 import { ConfigWatcher } from './config-watcher.js';
 import { EvictionExecutor, type ExecutorSettings } from './eviction-executor.js';
@@ -50,6 +50,8 @@ export interface AgentDeps {
   readonly metrics?: AgentMetrics;
   /** Called with every pass's decision, before it is acted on (the demo's timeline). */
   readonly onDecision?: (result: SynchronizeResult, trigger: SyncTrigger) => void;
+  /** Called with a memory notification's shortcut eviction, after the kill (the demo's timeline). */
+  readonly onShortcut?: (eviction: Eviction) => void;
 }
 
 export interface RunningAgent {
@@ -155,6 +157,7 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
     logger: deps.logger,
     thresholds: () => manager.thresholds,
     ...(deps.onDecision === undefined ? {} : { onDecision: deps.onDecision }),
+    ...(deps.onShortcut === undefined ? {} : { onShortcut: deps.onShortcut }),
     onSync: async (result) => {
       await nodeStatus.report(result.nodeConditions, result.nowMs);
     },

@@ -17,7 +17,7 @@ import { NODE_CONDITIONS } from '../api/signals.js';
 import { isHardEvictionThreshold } from '../api/threshold.js';
 import { errorMessage } from '../errors.js';
 import type { EvictionManager } from '../eviction/manager.js';
-import type { SynchronizeResult } from '../eviction/types.js';
+import type { Eviction, SynchronizeResult } from '../eviction/types.js';
 import type { EvictionExecutor } from './eviction-executor.js';
 import { memoryShortcut } from './memory-shortcut.js';
 import type { AgentMetrics } from './metrics.js';
@@ -41,6 +41,8 @@ export interface LoopDeps {
   readonly logger: Logger;
   /** Called with each pass's decision, before it is acted on (the demo's timeline). */
   readonly onDecision?: (result: SynchronizeResult, trigger: SyncTrigger) => void;
+  /** Called with a memory notification's shortcut eviction, after the kill (the demo's timeline). */
+  readonly onShortcut?: (eviction: Eviction) => void;
   /** Called after every pass with its result, once acted on (node conditions, taint). */
   readonly onSync?: (result: SynchronizeResult, trigger: SyncTrigger) => Promise<void> | void;
   /** The thresholds the notifier arms, from the current configuration. */
@@ -156,6 +158,7 @@ export class EvictionLoop {
           if (report.evicted.length === 0) this.awaiting?.pods.delete(eviction.pod.metadata.uid ?? podKey(eviction.pod));
         });
         this.log.info('memory shortcut: evicting', { pod: podKey(eviction.pod), workingSetsRead: outcome.workingSetsRead });
+        this.deps.onShortcut?.(eviction);
       }
       // Re-armed from the fresh figures, after the kill.
       notifier.updateThresholds(outcome.node, this.deps.thresholds());

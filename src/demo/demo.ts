@@ -19,7 +19,8 @@ import { startNodeAgent } from '../compose/agent.js';
 import { parseConfigText } from '../config/load.js';
 import type { RunningAgent } from '../daemon/agent.js';
 import type { LocalTerminator, MemoryThresholdNotifier, PodActions } from '../daemon/ports.js';
-import type { SynchronizeResult } from '../eviction/types.js';
+import { isCriticalPod } from '../eviction/critical.js';
+import type { Eviction, SynchronizeResult } from '../eviction/types.js';
 import { kubeconfigFor, startApiStandIn, type ApiStandIn } from './api-stand-in.js';
 import { realCgroupsAvailable, SandboxNode, type AllocationPlan } from './sandbox-node.js';
 import { SimulatedNode } from './simulated-node.js';
@@ -152,8 +153,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     const onNotified = (atMs: number): void => {
       notifiedAtMs ??= atMs;
     };
-    const onActed = (): void => {
+    // What the agent acted on (processes ended, a DELETE or an eviction sent), whichever pass decided it.
+    const onActed = (pod: Pod): void => {
       if (notifiedAtMs !== null && reactionMs === null) reactionMs = Date.now() - notifiedAtMs;
+      if (!evicted.includes(podKey(pod))) evicted.push(podKey(pod));
     };
     agent = await startNodeAgent({
       config: parseConfigText(demoConfig(scratchDir), 'demo'),
@@ -170,7 +173,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         actions: printingActions(deps.actions, print, onActed),
         notifier: printingNotifier(deps.notifier, print, onNotified),
         terminator: printingTerminator(deps.terminator, print, onActed),
-        onDecision: (result) => printDecision(result, print, evicted),
+        onDecision: (result) => printDecision(result, print),
+        onShortcut: (eviction) => printShortcut(eviction, api.pods(), print),
       }),
     });
     print(`agent running (metrics: http://127.0.0.1:${agent.opsPort ?? 0}/metrics)`);
@@ -227,12 +231,22 @@ function formatSummary(summary: DemoSummary, interrupted: boolean): string {
   return lines.join('\n');
 }
 
-function printDecision(result: SynchronizeResult, print: (text: string) => void, evicted: string[]): void {
+function describeEviction(eviction: Eviction): string {
+  return `evict ${podKey(eviction.pod)} (${eviction.reason.kind === 'threshold' ? `${eviction.reason.signal}, ${eviction.reason.hard ? 'hard' : 'soft'}` : eviction.reason.limit}, grace ${eviction.gracePeriodSeconds}s)`;
+}
+
+// The memory notification's shortcut: the first-ranked pod on fresh memory, critical pods never candidates.
+function printShortcut(eviction: Eviction, pods: readonly Pod[], print: (text: string) => void): void {
+  print(`decision (memory shortcut): ${describeEviction(eviction)}`);
+  print(`  "${eviction.message.trimEnd()}"`);
+  const critical = pods.filter(isCriticalPod).map(podKey);
+  if (critical.length > 0) print(`  critical pods are never candidates: ${critical.join(', ')}`);
+}
+
+function printDecision(result: SynchronizeResult, print: (text: string) => void): void {
   for (const eviction of result.evictions) {
-    const key = podKey(eviction.pod);
-    print(`decision: evict ${key} (${eviction.reason.kind === 'threshold' ? `${eviction.reason.signal}, ${eviction.reason.hard ? 'hard' : 'soft'}` : eviction.reason.limit}, grace ${eviction.gracePeriodSeconds}s)`);
+    print(`decision: ${describeEviction(eviction)}`);
     print(`  "${eviction.message.trimEnd()}"`);
-    if (!evicted.includes(key)) evicted.push(key);
   }
   for (const note of result.notes) if (note.code === 'critical-pod') print(`decision: ${note.message} (skipped)`);
   if (result.evictions.length > 0) {
@@ -255,10 +269,10 @@ function printingNotifier(inner: MemoryThresholdNotifier, print: (text: string) 
   };
 }
 
-function printingTerminator(inner: LocalTerminator, print: (text: string) => void, onActed: () => void): LocalTerminator {
+function printingTerminator(inner: LocalTerminator, print: (text: string) => void, onActed: (pod: Pod) => void): LocalTerminator {
   return {
     terminate: async (pod, gracePeriodMs) => {
-      onActed();
+      onActed(pod);
       const result = await inner.terminate(pod, gracePeriodMs);
       print(`node: SIGTERM to ${result.signalled} process(es) of ${podKey(pod)}, SIGKILL after ${gracePeriodMs} ms`);
       return result;
@@ -266,17 +280,17 @@ function printingTerminator(inner: LocalTerminator, print: (text: string) => voi
   };
 }
 
-function printingActions(inner: PodActions, print: (text: string) => void, onActed: () => void): PodActions {
+function printingActions(inner: PodActions, print: (text: string) => void, onActed: (pod: Pod) => void): PodActions {
   return {
     getPod: (namespace, name) => inner.getPod(namespace, name),
     evictPod: async (pod, grace) => {
-      onActed();
+      onActed(pod);
       const outcome = await inner.evictPod(pod, grace);
       print(`API: eviction of ${podKey(pod)}: ${outcome.result}`);
       return outcome;
     },
     deletePod: async (pod, deleteOptions) => {
-      onActed();
+      onActed(pod);
       const outcome = await inner.deletePod(pod, deleteOptions);
       print(`API: DELETE ${podKey(pod)} (grace ${deleteOptions.gracePeriodSeconds ?? 'default'}s, UID precondition): ${outcome.result}`);
       return outcome;

@@ -113,6 +113,36 @@ describe('the agent on a node under memory pressure', () => {
     expect(await metric(harness.agent, 'kube_eviction_agent_evictions_total')).toMatch(/signal="memory.available",action="delete",result="accepted"\} 1/);
   });
 
+  test('the local kill waits for no API request: with the API server silent, the processes are ended at once and the requests follow when it answers', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const { clock, cluster, notifier, terminator, setAvailable } = harness;
+    // Every request and Event waits until the API server "answers".
+    let answer = (): void => {};
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const held = <A extends unknown[], R>(call: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
+      await answered;
+      return call(...args);
+    };
+    const { actions, events } = cluster;
+    actions.getPod = held(actions.getPod.bind(actions));
+    actions.deletePod = held(actions.deletePod.bind(actions));
+    actions.addDisruptionTarget = held(actions.addDisruptionTarget.bind(actions));
+    events.nodeEvent = held(events.nodeEvent.bind(events));
+    events.podEvent = held(events.podEvent.bind(events));
+
+    setAvailable(300 * Mi);
+    notifier.fire(clock.nowMs());
+    await flushMicrotasks();
+    expect(terminator.calls).toEqual([{ uid: 'uid-default-leaky', gracePeriodMs: 1000 }]);
+    expect(actions.callsOf('deletePod')).toEqual([]);
+    expect(events.events).toEqual([]);
+
+    answer();
+    await flushMicrotasks();
+    expect(actions.callsOf('deletePod').map((c) => [c.name, c.outcome.result])).toEqual([['leaky', 'accepted']]);
+    expect(events.reasons().sort()).toEqual(['Evicted', 'EvictionThresholdMet']);
+  });
+
   test('a soft threshold uses the Eviction API; a PodDisruptionBudget refusal moves on to the next candidate', async () => {
     harness = await start(HARD_AND_SOFT);
     const { cluster, terminator } = harness;
