@@ -20,10 +20,12 @@ import {
   O_WRONLY,
 } from './libc.js';
 import { errorMessage } from '../src/errors.js';
-import { ERRNO_EAGAIN, ERRNO_EINTR, nativeError } from './native-error.js';
+import { ERRNO_EAGAIN, ERRNO_EINTR, ERRNO_ENODATA, nativeError } from './native-error.js';
 import type { AnyFd, EpollFd, EventFd, FileAccess, FileFd, NativeEvents, ReadyEvent } from './native-events.js';
 
 const EVENTFD_COUNTER_BYTES = 8;
+/** The attributes kept here are a few dozen bytes; a larger one is not the agent's. */
+const XATTR_MAX_BYTES = 1024;
 
 const accessFlags: Readonly<Record<FileAccess, number>> = {
   read: O_RDONLY,
@@ -116,6 +118,13 @@ export function createLibcNativeEvents(): NativeEvents {
       return fd as FileFd;
     },
 
+    readFromStart(fd, buffer) {
+      const c = libc();
+      const readBytes = c.pread(fd, buffer, buffer.length, 0);
+      if (readBytes < 0) throw nativeError('pread', c.errno(), `fd ${fd}`);
+      return readBytes;
+    },
+
     writeFile(fd, bytes) {
       const c = libc();
       const written = c.write(fd, bytes, bytes.length);
@@ -142,6 +151,33 @@ export function createLibcNativeEvents(): NativeEvents {
     close(fd: AnyFd) {
       const c = libc();
       if (c.close(fd) < 0) throw nativeError('close', c.errno(), `fd ${fd}`);
+    },
+
+    getXattr(path, name) {
+      const c = libc();
+      const buffer = Buffer.alloc(XATTR_MAX_BYTES);
+      const readBytes = c.getxattr(path, name, buffer, buffer.length);
+      if (readBytes < 0) {
+        const errno = c.errno();
+        if (errno === ERRNO_ENODATA) return null;
+        throw nativeError('getxattr', errno, `${name} of ${path}`);
+      }
+      return buffer.toString('utf8', 0, readBytes);
+    },
+
+    setXattr(path, name, value) {
+      const c = libc();
+      const bytes = Buffer.from(value, 'utf8');
+      if (bytes.length > XATTR_MAX_BYTES) throw nativeError('setxattr', 0, `${name} of ${path}: ${bytes.length} bytes is more than ${XATTR_MAX_BYTES}`);
+      if (c.setxattr(path, name, bytes, bytes.length, 0) < 0) throw nativeError('setxattr', c.errno(), `${name} of ${path}`);
+    },
+
+    removeXattr(path, name) {
+      const c = libc();
+      if (c.removexattr(path, name) < 0) {
+        const errno = c.errno();
+        if (errno !== ERRNO_ENODATA) throw nativeError('removexattr', errno, `${name} of ${path}`);
+      }
     },
   };
 }

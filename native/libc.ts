@@ -1,5 +1,5 @@
 // The koffi declarations of the libc calls the notifiers need (eventfd, epoll_create1, epoll_ctl,
-// epoll_wait, read, write, open, close) and errno. This is, with native-error.ts, the only code that
+// epoll_wait, read, pread, write, open, close, and the xattr calls) and errno. This is, with native-error.ts, the only code that
 // touches the FFI. libc is loaded on first use, so importing this module costs nothing on machines
 // (or in tests) that never arm a kernel notifier.
 
@@ -39,10 +39,15 @@ export interface Libc {
   /** Blocking: call it through `epoll_wait_async` only. `events` is a buffer of maxevents epoll_event structs. */
   epoll_wait_async(epfd: number, events: Buffer, maxevents: number, timeoutMs: number, done: AsyncCallback<number>): void;
   read(fd: number, buf: Buffer, count: number): number;
+  /** `pread`: reads from `offset` without moving the file offset (a kernel file is generated afresh at offset 0). */
+  pread(fd: number, buf: Uint8Array, count: number, offset: number): number;
   write(fd: number, buf: Uint8Array, count: number): number;
   /** `write` on a libuv pool thread; `buf` must stay alive until `done` runs. */
   write_async(fd: number, buf: Uint8Array, count: number, done: AsyncCallback<number | bigint>): void;
   open(path: string, flags: number): number;
+  getxattr(path: string, name: string, value: Buffer | null, size: number): number;
+  setxattr(path: string, name: string, value: Uint8Array, size: number, flags: number): number;
+  removexattr(path: string, name: string): number;
   close(fd: number): number;
   /** The calling thread's errno; inside an `.async` completion callback, the errno the pool thread saw. */
   errno(): number;
@@ -59,10 +64,14 @@ export function libc(): Libc {
   const epollCtl = lib.func('epoll_ctl', 'int', ['int', 'int', 'int', koffi.pointer(epollEventType)]);
   const epollWait = lib.func('int epoll_wait(int epfd, void *events, int maxevents, int timeout)');
   const read = lib.func('long read(int fd, void *buf, size_t count)');
+  const pread = lib.func('long pread(int fd, void *buf, size_t count, long offset)');
   const write = lib.func('long write(int fd, const void *buf, size_t count)');
   // open is variadic in C (the mode for O_CREAT); declared so, and never given a mode here.
   const open = lib.func('int open(const char *path, int flags, ...)');
   const close = lib.func('int close(int fd)');
+  const getxattr = lib.func('long getxattr(const char *path, const char *name, void *value, size_t size)');
+  const setxattr = lib.func('int setxattr(const char *path, const char *name, const void *value, size_t size, int flags)');
+  const removexattr = lib.func('int removexattr(const char *path, const char *name)');
   loaded = {
     eventfd: (initval, flags) => eventfd(initval, flags) as number,
     epoll_create1: (flags) => epollCreate1(flags) as number,
@@ -71,12 +80,16 @@ export function libc(): Libc {
       epollWait.async(epfd, events, maxevents, timeoutMs, done);
     },
     read: (fd, buf, count) => Number(read(fd, buf, count)),
+    pread: (fd, buf, count, offset) => Number(pread(fd, buf, count, offset)),
     write: (fd, buf, count) => Number(write(fd, buf, count)),
     write_async: (fd, buf, count, done) => {
       write.async(fd, buf, count, done);
     },
     open: (path, flags) => open(path, flags) as number,
     close: (fd) => close(fd) as number,
+    getxattr: (path, name, value, size) => Number(getxattr(path, name, value, size)),
+    setxattr: (path, name, value, size, flags) => setxattr(path, name, value, size, flags) as number,
+    removexattr: (path, name) => removexattr(path, name) as number,
     errno: () => koffi.errno(),
   };
   return loaded;

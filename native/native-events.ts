@@ -50,6 +50,11 @@ export interface NativeEvents {
   signalEventFd(fd: EventFd, amount: bigint): void;
   /** `open(path, flags | O_CLOEXEC)`. */
   openFile(path: string, access: FileAccess): FileFd;
+  /**
+   * `pread(fd, buffer, buffer.length, 0)`: the number of bytes read. A kernel file read at offset 0
+   * is generated afresh, and reading a cgroup file that poll reported clears the report (kernfs).
+   */
+  readFromStart(fd: FileFd, buffer: Uint8Array): number;
   /** Writes all of `bytes` in one `write` (control files take one command per write). */
   writeFile(fd: FileFd, bytes: Uint8Array): void;
   /**
@@ -59,4 +64,10 @@ export interface NativeEvents {
   writeFileAsync(fd: FileFd, bytes: Uint8Array): Promise<void>;
   /** `close`. */
   close(fd: AnyFd): void;
+  /** An extended attribute of a path (a cgroup directory), as text; null when it has none (ENODATA). */
+  getXattr(path: string, name: string): string | null;
+  /** Sets an extended attribute (created or replaced). */
+  setXattr(path: string, name: string, value: string): void;
+  /** Removes an extended attribute; a no-op when there is none. */
+  removeXattr(path: string, name: string): void;
 }

@@ -52,8 +52,21 @@ export interface NotifierSettings {
   readonly psiStallThresholdMs: number;
   /** Whole milliseconds within the kernel's bounds. */
   readonly psiWindowMs: number;
-  /** The cgroup v2 sub-second check of memory.available between housekeeping passes. */
-  readonly fastCheckIntervalMs: number;
+  /**
+   * The cgroup v2 fast check of the memory signals between passes: each check schedules the next
+   * after the time the worst-case allocation rate needs to close the distance to the nearest
+   * crossing, bounded by these two intervals. Whole milliseconds, min <= max.
+   */
+  readonly fastCheckMinIntervalMs: number;
+  readonly fastCheckMaxIntervalMs: number;
+  /** The fastest the pods are assumed to charge memory, in bytes per second (whole bytes, > 0). */
+  readonly fastCheckAllocationBytesPerSecond: number;
+  /**
+   * cgroup v2, cgroupfs driver: also set the kubepods cgroup's memory.high at the usage where its
+   * working set crosses the nearest allocatable threshold, and wake on its `high` events. Changes
+   * what the kernel does past that point (it throttles and reclaims there), so it is off by default.
+   */
+  readonly memoryHighWakeup: boolean;
 }
 
 /** How chosen pods are removed. */

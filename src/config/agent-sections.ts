@@ -50,7 +50,7 @@ export function observeSection(r: SettingReaders, reader: ConfigReader, observe:
 }
 
 /** `notifier`; `onTimingEntry` keeps the entries the cross-field checks point at. */
-export function notifierSection(r: SettingReaders, notifier: Mutable<NotifierSettings>, onTimingEntry: (key: 'window' | 'stall' | 'fastCheck', entry: MapEntry) => void): Handlers {
+export function notifierSection(r: SettingReaders, reader: ConfigReader, notifier: Mutable<NotifierSettings>, onTimingEntry: (key: 'window' | 'stall' | 'fastCheckMin' | 'fastCheckMax', entry: MapEntry) => void): Handlers {
   return {
     mode: r.oneOf<NotifierModeSetting>(['auto', 'memcg-v1', 'psi', 'disabled'], (v) => (notifier.mode = v)),
     psiStallThreshold: (e) => {
@@ -61,10 +61,18 @@ export function notifierSection(r: SettingReaders, notifier: Mutable<NotifierSet
       onTimingEntry('window', e);
       r.duration(e, (ms) => (notifier.psiWindowMs = ms));
     },
-    fastCheckInterval: (e) => {
-      onTimingEntry('fastCheck', e);
-      r.duration(e, (ms) => (notifier.fastCheckIntervalMs = ms));
+    fastCheckMinInterval: (e) => {
+      onTimingEntry('fastCheckMin', e);
+      r.duration(e, (ms) => (notifier.fastCheckMinIntervalMs = ms));
     },
+    fastCheckMaxInterval: (e) => {
+      onTimingEntry('fastCheckMax', e);
+      r.duration(e, (ms) => (notifier.fastCheckMaxIntervalMs = ms));
+    },
+    fastCheckAllocationRate: (e) => r.bytes(e, (bytes) => (notifier.fastCheckAllocationBytesPerSecond = bytes)),
+    // The fixed interval became an adaptive one; say so rather than "unknown field".
+    fastCheckInterval: (e) => reader.problem(e.field, e.valueNode, 'was replaced by fastCheckMinInterval and fastCheckMaxInterval: the fast check now adapts its interval to the distance to the threshold'),
+    memoryHighWakeup: (e) => r.bool(e, (v) => (notifier.memoryHighWakeup = v)),
   };
 }
 

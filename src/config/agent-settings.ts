@@ -25,13 +25,13 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
   const r = new SettingReaders(reader);
   let containerFsPathSet = false;
   // Kept to point the cross-field notifier checks at the right lines.
-  const notifierNodes: NotifierNodes = { window: null, stall: null, fastCheck: null };
+  const notifierNodes: NotifierNodes = { window: null, stall: null, fastCheckMin: null, fastCheckMax: null };
 
   const topHandlers: Record<(typeof AGENT_FIELDS)[number], EntryHandler> = {
     nodeName: (e) => r.matching(e, (v) => DNS_SUBDOMAIN.test(v) && v.length <= 253, 'a node name (a lowercase DNS subdomain)', (v) => (settings.nodeName = v)),
     housekeepingInterval: (e) => r.duration(e, (ms) => (settings.housekeepingIntervalMs = ms)),
     observe: (e) => reader.section(e.valueNode, e.field, observeSection(r, reader, settings.observe, () => (containerFsPathSet = true))),
-    notifier: (e) => reader.section(e.valueNode, e.field, notifierSection(r, settings.notifier, (key, entry) => (notifierNodes[key] = entry.valueNode))),
+    notifier: (e) => reader.section(e.valueNode, e.field, notifierSection(r, reader, settings.notifier, (key, entry) => (notifierNodes[key] = entry.valueNode))),
     actions: (e) => reader.section(e.valueNode, e.field, actionsSection(r, settings.actions)),
     reporting: (e) => reader.section(e.valueNode, e.field, reportingSection(r, reader, settings.reporting)),
     taintEviction: (e) => reader.section(e.valueNode, e.field, taintEvictionSection(r, reader, settings.taintEviction)),
@@ -53,14 +53,15 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
 interface NotifierNodes {
   window: Node | null;
   stall: Node | null;
-  fastCheck: Node | null;
+  fastCheckMin: Node | null;
+  fastCheckMax: Node | null;
 }
 
 // What the kernel and the timers accept: a PSI trigger in whole microseconds with a window of
 // whole milliseconds within the kernel's bounds, and a fast check of whole milliseconds. Better
 // said at load time than found at arming.
 function checkNotifier(reader: ConfigReader, notifier: NotifierSettings, nodes: NotifierNodes): void {
-  const { psiWindowMs, psiStallThresholdMs, fastCheckIntervalMs } = notifier;
+  const { psiWindowMs, psiStallThresholdMs, fastCheckMinIntervalMs, fastCheckMaxIntervalMs } = notifier;
   if (psiWindowMs < PSI_MIN_WINDOW_MS || psiWindowMs > PSI_MAX_WINDOW_MS) {
     reader.problem('notifier.psiWindow', nodes.window, `must be between 500ms and 10s (the kernel's limits for a PSI trigger): ${psiWindowMs}ms`, psiWindowMs);
   } else if (!Number.isInteger(psiWindowMs)) {
@@ -71,8 +72,12 @@ function checkNotifier(reader: ConfigReader, notifier: NotifierSettings, nodes: 
   } else if (!isWholeMicroseconds(psiStallThresholdMs)) {
     reader.problem('notifier.psiStallThreshold', nodes.stall, `must be a whole number of microseconds (the kernel's unit): ${psiStallThresholdMs}ms`, psiStallThresholdMs);
   }
-  if (!Number.isInteger(fastCheckIntervalMs)) {
-    reader.problem('notifier.fastCheckInterval', nodes.fastCheck, `must be a whole number of milliseconds: ${fastCheckIntervalMs}ms`, fastCheckIntervalMs);
+  if (!Number.isInteger(fastCheckMinIntervalMs)) {
+    reader.problem('notifier.fastCheckMinInterval', nodes.fastCheckMin, `must be a whole number of milliseconds: ${fastCheckMinIntervalMs}ms`, fastCheckMinIntervalMs);
+  } else if (!Number.isInteger(fastCheckMaxIntervalMs)) {
+    reader.problem('notifier.fastCheckMaxInterval', nodes.fastCheckMax, `must be a whole number of milliseconds: ${fastCheckMaxIntervalMs}ms`, fastCheckMaxIntervalMs);
+  } else if (fastCheckMinIntervalMs > fastCheckMaxIntervalMs) {
+    reader.problem('notifier.fastCheckMinInterval', nodes.fastCheckMin ?? nodes.fastCheckMax, `must not exceed notifier.fastCheckMaxInterval (${fastCheckMaxIntervalMs}ms): ${fastCheckMinIntervalMs}ms`, fastCheckMinIntervalMs);
   }
 }
 

@@ -94,7 +94,10 @@ export function defaultAgentSettings(): AgentSettings {
       mode: 'auto',
       psiStallThresholdMs: 100,
       psiWindowMs: 1_000,
-      fastCheckIntervalMs: 250,
+      fastCheckMinIntervalMs: 10,
+      fastCheckMaxIntervalMs: 1_000,
+      fastCheckAllocationBytesPerSecond: 4 * 1024 ** 3,
+      memoryHighWakeup: false,
     },
     actions: {
       dryRun: false,

@@ -3,6 +3,7 @@
 // section that assigns it. Nothing here defaults: an absent or invalid entry leaves the default.
 
 import { posix } from 'node:path';
+import { parseQuantity, quantityValue, QuantityParseError } from '../api/quantity.js';
 import type { ConfigReader, EntryHandler, MapEntry } from './config-reader.js';
 
 export class SettingReaders {
@@ -17,6 +18,25 @@ export class SettingReaders {
       return;
     }
     assign(duration.ms);
+  }
+
+  /** A Kubernetes quantity of bytes above zero (`4Gi`), whole and a safe integer. */
+  bytes(entry: MapEntry, assign: (bytes: number) => void): void {
+    const value = this.reader.string(entry.valueNode, entry.field, 'a quantity such as "4Gi"');
+    if (value === undefined) return;
+    let bytes: bigint;
+    try {
+      bytes = quantityValue(parseQuantity(value));
+    } catch (error) {
+      if (!(error instanceof QuantityParseError)) throw error;
+      this.reader.problem(entry.field, entry.valueNode, `must be a quantity such as "4Gi": ${JSON.stringify(value)}`);
+      return;
+    }
+    if (bytes <= 0n || bytes > BigInt(Number.MAX_SAFE_INTEGER)) {
+      this.reader.problem(entry.field, entry.valueNode, `must be above zero and below 8Pi: ${JSON.stringify(value)}`);
+      return;
+    }
+    assign(Number(bytes));
   }
 
   bool(entry: MapEntry, assign: (value: boolean) => void): void {

@@ -4,15 +4,15 @@
 // and validated against the kernel's own limits (src/config), so they are taken as they are.
 
 import { existsSync, readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { NotifierMode, NotifierModeSetting, NotifierSettings } from '../api/agent-settings.js';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import type { MemoryThresholdNotifier } from '../daemon/ports.js';
+import { nodeHostFs } from '../host/host-fs.js';
+import type { OpenFileDoor } from '../host/kept-open-file.js';
 import { createLibcNativeEvents } from '../../native/libc-native-events.js';
 import type { NativeEvents } from '../../native/native-events.js';
-import type { ReadText } from './cgroup-v2-memory.js';
 import { DisabledNotifier } from './disabled-notifier.js';
 import type { EpollLoopOptions } from './epoll-loop.js';
 import { EVENT_CONTROL_FILE } from './memcg-threshold.js';
@@ -33,8 +33,8 @@ export interface NotifierContext {
   readonly logger: Logger;
   /** The kernel interface; the real one unless a test passes a fake. */
   readonly native?: NativeEvents;
-  /** Reads a file for the PSI fast check. */
-  readonly readText?: ReadText;
+  /** Where the PSI fast check reads its files (kept open); the host's own by default. */
+  readonly files?: OpenFileDoor;
   /** Whether a file exists (PSI mode: which cgroup files to use). */
   readonly fileExists?: (path: string) => boolean;
   readonly loop?: EpollLoopOptions;
@@ -92,11 +92,12 @@ export function createMemoryThresholdNotifier(settings: NotifierSettings, contex
         procRoot: context.procRoot,
         psiStallThresholdMs: settings.psiStallThresholdMs,
         psiWindowMs: settings.psiWindowMs,
-        fastCheckIntervalMs: settings.fastCheckIntervalMs,
+        fastCheck: { minIntervalMs: settings.fastCheckMinIntervalMs, maxIntervalMs: settings.fastCheckMaxIntervalMs, allocationBytesPerSecond: settings.fastCheckAllocationBytesPerSecond },
+        memoryHighWakeup: settings.memoryHighWakeup,
         clock: context.clock,
         logger,
         native,
-        readText: context.readText ?? ((path) => readFile(path, 'utf8')),
+        files: context.files ?? nodeHostFs,
         fileExists: context.fileExists ?? existsSync,
         ...loop,
       });

@@ -1,10 +1,12 @@
-// The cgroup v2 notifier, where memcg thresholds do not exist. Two sources wake the loop: a PSI
+// The cgroup v2 notifier, where memcg thresholds do not exist. Three sources wake the loop: a PSI
 // trigger on the node cgroup's memory.pressure (and the kubepods cgroup's, when it has one), held in
-// the same single-wait epoll set as everything else and reported as EPOLLPRI; and a cheap check every
-// fastCheckIntervalMs that reads memory.current and memory.stat and compares the working set with
-// `capacity - threshold` of each memory threshold, reporting each crossing, in either direction.
-// PSI reports memory stalls, which happen before the working set reaches a threshold when the page
-// cache is thrashing; the fast check catches growth that stalls nothing.
+// the same single-wait epoll set as everything else and reported as EPOLLPRI; the fast check
+// (working-set-fast-check.ts), which reads the working set of each watched cgroup at an interval
+// that shrinks as it nears a threshold and reports each crossing, in either direction; and, when
+// `memoryHighWakeup` is on, a `high` event of the kubepods cgroup, whose memory.high it sets at
+// the crossing (memory-high-wakeup.ts). PSI reports memory stalls, which happen before the working
+// set reaches a threshold when the page cache is thrashing; the fast check catches growth that
+// stalls nothing.
 
 import { join } from 'node:path';
 import type { Clock } from '../api/clock.js';
@@ -14,11 +16,15 @@ import type { Threshold } from '../api/threshold.js';
 import type { MemoryThresholdNotifier, NotifierEvent } from '../daemon/ports.js';
 import { errorMessage, NativeError } from '../errors.js';
 import { EPOLLERR, EPOLLPRI, type FileFd, type NativeEvents } from '../../native/native-events.js';
-import { cgroupWorkingSetSource, readWorkingSetBytes, rootWorkingSetSource, type ReadText, type WorkingSetSource } from './cgroup-v2-memory.js';
+import type { OpenFileDoor } from '../host/kept-open-file.js';
+import { CgroupMemoryReader, cgroupWorkingSetSource, rootWorkingSetSource } from './cgroup-v2-memory.js';
 import { DEFAULT_EPOLL_LOOP_OPTIONS, EpollLoop, type EpollLoopOptions, type EpollWatch } from './epoll-loop.js';
-import { computeMemoryThresholds, isProblem, workingSetMeetsThreshold, type MemorySignal, type MemoryThresholdFigures } from './memory-thresholds.js';
+import type { FastCheckTiming } from './fast-check-schedule.js';
+import { MemoryHighWakeup } from './memory-high-wakeup.js';
+import { computeMemoryThresholds, isProblem, type MemorySignal, type MemoryThresholdFigures } from './memory-thresholds.js';
 import { NotifierLifecycle } from './notifier-lifecycle.js';
 import { openPsiTrigger, unprivilegedWindowMs } from './psi-trigger.js';
+import { WorkingSetFastCheck, type FastCheckOutcome } from './working-set-fast-check.js';
 
 const ERRNO_EINVAL = 22;
 
@@ -33,11 +39,14 @@ export interface PsiNotifierOptions {
   readonly procRoot: string;
   readonly psiStallThresholdMs: number;
   readonly psiWindowMs: number;
-  readonly fastCheckIntervalMs: number;
+  readonly fastCheck: FastCheckTiming;
+  /** Set kubepods' memory.high at the allocatable crossing and wake on its `high` events (opt-in). */
+  readonly memoryHighWakeup: boolean;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly native: NativeEvents;
-  readonly readText: ReadText;
+  /** Where the fast check's files are read (kept open). */
+  readonly files: OpenFileDoor;
   /** Whether a file exists (the root cgroup's memory.current and memory.pressure, the kubepods memory.pressure). */
   readonly fileExists: (path: string) => boolean;
   readonly loop?: EpollLoopOptions;
@@ -65,16 +74,25 @@ export class PsiNotifier extends NotifierLifecycle implements MemoryThresholdNot
   private readonly triggers: Trigger[] = [];
   /** The latest figures per threshold description, from updateThresholds. */
   private figures = new Map<string, MemoryThresholdFigures>();
-  /** Whether each threshold was met at the last fast check. */
-  private readonly met = new Map<string, boolean>();
-  private readonly sources = new Map<MemorySignal, WorkingSetSource>();
-  private cancelFastCheck: (() => void) | null = null;
-  private checking: Promise<void> | null = null;
+  private readonly readers = new Map<MemorySignal, CgroupMemoryReader>();
+  private readonly fastCheck: WorkingSetFastCheck;
+  private memoryHigh: MemoryHighWakeup | null = null;
   private triggerArming: Promise<unknown> = Promise.resolve();
 
   constructor(options: PsiNotifierOptions) {
     super(options.logger, 'memory threshold not watched', 'key');
     this.options = options;
+    this.fastCheck = new WorkingSetFastCheck({
+      timing: options.fastCheck,
+      clock: options.clock,
+      logger: options.logger,
+      readerFor: (signal) => this.readerFor(signal),
+      onCrossing: (description, met, workingSetBytes) => {
+        this.logger.debug(`eviction manager: ${description} crossed`, { workingSetBytes: workingSetBytes.toString(), met });
+        this.onEvent?.({ description, atMs: this.options.clock.nowMs() });
+      },
+      problem: (key, problem) => (problem === null ? this.problemResolved(key) : this.reportOnce(key, problem)),
+    });
   }
 
   start(onEvent: (event: NotifierEvent) => void): void {
@@ -82,25 +100,29 @@ export class PsiNotifier extends NotifierLifecycle implements MemoryThresholdNot
     try {
       this.loop = new EpollLoop(this.options.native, this.logger, this.options.loop ?? DEFAULT_EPOLL_LOOP_OPTIONS);
     } catch (error) {
-      this.logger.error('cannot create the epoll set; PSI triggers are off, the fast check still runs', { error: errorMessage(error) });
+      this.logger.error('cannot create the epoll set; PSI triggers and the memory.high wake-up are off, the fast check still runs', { error: errorMessage(error) });
     }
     const loop = this.loop;
     if (loop !== null) {
       const arms = [this.armTrigger(loop, PSI_DESCRIPTION, this.pressurePath(this.options.nodeCgroup))];
       const podPressure = join(this.options.cgroupRoot, this.options.podCgroupRoot, 'memory.pressure');
       if (this.options.fileExists(podPressure)) arms.push(this.armTrigger(loop, PSI_ALLOCATABLE_DESCRIPTION, podPressure));
+      if (this.options.memoryHighWakeup) this.startMemoryHighWakeup(loop);
       this.triggerArming = Promise.all(arms)
         .then(() => {
           this.logger.info('created memoryThresholdNotifier', {
             mode: this.mode,
             psiTriggers: this.triggers.map((t) => t.pressurePath),
-            fastCheckIntervalMs: this.options.fastCheckIntervalMs,
+            fastCheckMinIntervalMs: this.options.fastCheck.minIntervalMs,
+            fastCheckMaxIntervalMs: this.options.fastCheck.maxIntervalMs,
+            fastCheckAllocationBytesPerSecond: this.options.fastCheck.allocationBytesPerSecond,
+            memoryHighWakeup: this.memoryHigh !== null,
           });
         })
         .catch((error: unknown) => this.logger.error('arming a PSI trigger failed', { error: errorMessage(error) }));
       loop.start();
     }
-    this.scheduleFastCheck();
+    this.fastCheck.start();
   }
 
   updateThresholds(summary: Summary, thresholds: readonly Threshold[]): void {
@@ -118,8 +140,9 @@ export class PsiNotifier extends NotifierLifecycle implements MemoryThresholdNot
       this.problemResolved(description);
       next.set(description, computation);
     }
-    for (const description of this.met.keys()) if (!next.has(description)) this.met.delete(description);
     this.figures = next;
+    this.fastCheck.setFigures(next);
+    this.armMemoryHigh();
   }
 
   /** Resolves once the PSI triggers asked for at start are armed (or failed and reported). */
@@ -129,12 +152,14 @@ export class PsiNotifier extends NotifierLifecycle implements MemoryThresholdNot
 
   stop(): Promise<void> {
     return this.stopOnce(async () => {
-      this.cancelFastCheck?.();
-      this.cancelFastCheck = null;
+      this.fastCheck.stop();
+      // Undone first: nothing of the agent's may stay on the kubepods cgroup.
+      await this.memoryHigh?.stop();
       // A trigger write in flight cannot be cancelled: let it finish, then close everything.
-      const loopStopped = this.triggerArming.then(() => this.loop?.stop());
-      await Promise.all([loopStopped, this.checking ?? Promise.resolve()]);
+      await this.triggerArming.then(() => this.loop?.stop());
       this.triggers.length = 0;
+      for (const reader of this.readers.values()) reader.close();
+      this.readers.clear();
     });
   }
 
@@ -143,73 +168,75 @@ export class PsiNotifier extends NotifierLifecycle implements MemoryThresholdNot
     return this.triggers.map(({ description, pressurePath, windowMs }) => ({ description, pressurePath, windowMs }));
   }
 
+  /** The kubepods memory.high the notifier set and keeps, or null (off, not armed, or refused). */
+  memoryHighArmed(): string | null {
+    return this.memoryHigh?.armedValue ?? null;
+  }
+
+  /** How many checks ran, and how many of them read memory.stat (for logs and tests). */
+  fastCheckCounts(): { readonly checks: number; readonly statReads: number } {
+    return { checks: this.fastCheck.checks, statReads: this.fastCheck.statReads };
+  }
+
   /**
-   * One fast check now: reads each watched cgroup's working set and reports every threshold whose
+   * One fast check now: reads each watched cgroup's memory and reports every threshold whose
    * met/unmet state changed since the last check (a threshold starts unmet, so one already met when
    * first checked is reported once).
    */
-  async checkNow(): Promise<void> {
-    const bySignal = new Map<MemorySignal, MemoryThresholdFigures[]>();
-    for (const figures of this.figures.values()) {
-      const list = bySignal.get(figures.target.signal) ?? [];
-      list.push(figures);
-      bySignal.set(figures.target.signal, list);
+  checkNow(): FastCheckOutcome {
+    return this.fastCheck.checkNow();
+  }
+
+  private startMemoryHighWakeup(loop: EpollLoop): void {
+    // systemd owns a slice's memory attributes (MemoryHigh=) and rewrites them behind the agent.
+    if (this.options.podCgroupRoot.endsWith('.slice')) {
+      this.logger.warn('the memory.high wake-up stays off with the systemd cgroup driver: systemd owns the kubepods slice\'s memory.high', { podCgroupRoot: this.options.podCgroupRoot });
+      return;
     }
-    for (const [signal, list] of bySignal) {
-      const workingSetBytes = await this.readWorkingSet(signal);
-      if (workingSetBytes === null || this.stopRequested) continue;
-      for (const figures of list) {
-        const description = figures.target.description;
-        // The figures may have been replaced while reading; compare with the current ones.
-        const current = this.figures.get(description);
-        if (current === undefined) continue;
-        const met = workingSetMeetsThreshold(current, workingSetBytes);
-        if (met === (this.met.get(description) ?? false)) continue;
-        this.met.set(description, met);
-        this.logger.debug(`eviction manager: ${description} crossed`, { workingSetBytes: workingSetBytes.toString(), met });
-        this.onEvent?.({ description, atMs: this.options.clock.nowMs() });
+    this.memoryHigh = MemoryHighWakeup.start({
+      cgroupDir: join(this.options.cgroupRoot, this.options.podCgroupRoot),
+      native: this.options.native,
+      loop,
+      logger: this.logger,
+      onHigh: () => {
+        if (this.stopRequested) return;
+        this.logger.debug('eviction manager: kubepods memory.high reached');
+        this.fastCheck.checkNow();
+        // The cache may have grown past the point instead: move it with the fresh reading.
+        this.armMemoryHigh(true);
+      },
+    });
+    this.fastCheck.setKernelWatched('allocatableMemory.available', this.memoryHigh !== null);
+  }
+
+  private armMemoryHigh(fresh = false): void {
+    if (this.memoryHigh === null) return;
+    const allocatable = [...this.figures.values()].filter((f) => f.target.signal === 'allocatableMemory.available');
+    const capacityBytes = allocatable[0]?.capacityBytes ?? null;
+    let reading: { usageBytes: bigint; workingSetBytes: bigint } | undefined;
+    if (fresh) {
+      try {
+        reading = this.readerFor('allocatableMemory.available').read();
+      } catch {
+        reading = undefined;
       }
     }
+    // A threshold met keeps the point where it is: the throttling past it is what buys the time.
+    if (allocatable.some((f) => this.fastCheck.isMet(f.target.description))) return;
+    this.memoryHigh.arm(allocatable, capacityBytes, reading);
   }
 
-  private scheduleFastCheck(): void {
-    if (this.stopRequested) return;
-    this.cancelFastCheck = this.options.clock.after(this.options.fastCheckIntervalMs, () => {
-      this.cancelFastCheck = null;
-      // The next check is scheduled when this one ends, so slow reads never pile up.
-      this.checking = this.checkNow()
-        .catch((error: unknown) => this.logger.error('the memory fast check failed', { error: errorMessage(error) }))
-        .finally(() => {
-          this.checking = null;
-          this.scheduleFastCheck();
-        });
-    });
-  }
-
-  private async readWorkingSet(signal: MemorySignal): Promise<bigint | null> {
-    const source = this.workingSetSource(signal);
-    try {
-      const workingSetBytes = await readWorkingSetBytes(this.options.readText, source);
-      this.problemResolved(`read ${signal}`);
-      return workingSetBytes;
-    } catch (error) {
-      this.reportOnce(`read ${signal}`, `cannot read the working set: ${errorMessage(error)}`);
-      return null;
-    }
-  }
-
-  private workingSetSource(signal: MemorySignal): WorkingSetSource {
-    const known = this.sources.get(signal);
+  private readerFor(signal: MemorySignal): CgroupMemoryReader {
+    const known = this.readers.get(signal);
     if (known !== undefined) return known;
     const relative = signal === 'memory.available' ? this.options.nodeCgroup : this.options.podCgroupRoot;
     const cgroupDir = join(this.options.cgroupRoot, relative);
     // The root cgroup has no memory.current: its usage is emulated from its memory.stat, as the observer does.
-    const source: WorkingSetSource =
-      relative === '' && !this.options.fileExists(join(cgroupDir, 'memory.current')) ? rootWorkingSetSource(cgroupDir) : cgroupWorkingSetSource(cgroupDir);
-    this.sources.set(signal, source);
-    return source;
+    const source = relative === '' && !this.options.fileExists(join(cgroupDir, 'memory.current')) ? rootWorkingSetSource(cgroupDir) : cgroupWorkingSetSource(cgroupDir);
+    const reader = new CgroupMemoryReader(this.options.files, source);
+    this.readers.set(signal, reader);
+    return reader;
   }
-
   private pressurePath(cgroup: string): string {
     const path = join(this.options.cgroupRoot, cgroup, 'memory.pressure');
     // The root cgroup's pressure is the system-wide one; older kernels have no root memory.pressure.

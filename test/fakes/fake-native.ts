@@ -2,10 +2,15 @@
 // or koffi. It keeps a descriptor table, eventfd counters, epoll sets, memcg threshold
 // registrations made through cgroup.event_control (signalled on each crossing, in either direction,
 // and once when the cgroup is removed, as the kernel does) and PSI triggers (validated like the
-// kernel, raising EPOLLPRI on stall()). It also records what a test needs to check: the writes, the
-// open descriptors, and how many epoll_waits were ever outstanding at once.
+// kernel, raising EPOLLPRI on stall()), and plain cgroup files (memory.current, memory.stat,
+// memory.high, memory.events) that tests set and the code reads (through readFromStart, or the
+// host door `files`, as the fast check reads them) and writes, with the kernfs notification of a
+// file (EPOLLERR|EPOLLPRI until the descriptor reads it again) and the directories' extended
+// attributes. It also records what a test needs to check: the writes, the open descriptors, the
+// reads, and how many epoll_waits were ever outstanding at once.
 
 import { NativeError } from '../../src/errors.js';
+import type { OpenFileDoor } from '../../src/host/kept-open-file.js';
 import {
   EPOLLERR,
   EPOLLIN,
@@ -25,11 +30,12 @@ export const EEXIST = 17;
 export const EINVAL = 22;
 export const EBUSY = 16;
 export const EMFILE = 24;
+export const ENODEV = 19;
 
 type FakeDescriptor =
   | { readonly kind: 'epoll'; readonly watched: Map<number, { events: number; token: number }> }
   | { readonly kind: 'eventfd'; counter: bigint }
-  | { readonly kind: 'file'; readonly path: string; readonly access: FileAccess; trigger: string | null; pressureRaised: boolean; broken: boolean };
+  | { readonly kind: 'file'; readonly path: string; readonly access: FileAccess; trigger: string | null; pressureRaised: boolean; broken: boolean; notified: boolean };
 
 interface Registration {
   readonly eventFd: number;
@@ -50,6 +56,12 @@ interface PendingWait {
 type Operation = keyof NativeEvents;
 
 const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+
+/** An fs error as node:fs throws it, with its code. */
+function fsError(code: string, path: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`${code}: ${path}`), { code });
+}
 
 export class FakeNative implements NativeEvents {
   private readonly descriptors = new Map<number, FakeDescriptor>();
@@ -67,6 +79,16 @@ export class FakeNative implements NativeEvents {
   createdFds = 0;
   /** False simulates a process without CAP_SYS_RESOURCE: PSI windows must be multiples of 2 s. */
   psiPrivileged = true;
+  /** Plain files by path, their text as the kernel would generate it now. */
+  private readonly plainFiles = new Map<string, string>();
+  /** Paths whose file was removed with its cgroup: open descriptors fail with ENODEV. */
+  private readonly removedFiles = new Set<string>();
+  private readonly xattrs = new Map<string, Map<string, string>>();
+  /** Every read of a plain file, by path, through either door. */
+  readonly reads: string[] = [];
+  /** The descriptors of the host door (node:fs numbers, apart from this table's). */
+  private readonly doorFds = new Map<number, string>();
+  private nextDoorFd = 1000;
 
   // --- the simulated machine -------------------------------------------------------------
 
@@ -116,6 +138,60 @@ export class FakeNative implements NativeEvents {
     this.pressureFiles.delete(path);
     this.pump();
   }
+
+  /** Creates or replaces a plain file's text (no notification). */
+  setFile(path: string, text: string): void {
+    this.plainFiles.set(path, text);
+    this.removedFiles.delete(path);
+  }
+
+  /** A plain file's text, as written last. */
+  fileText(path: string): string | undefined {
+    return this.plainFiles.get(path);
+  }
+
+  /** The kernel notifies a file (kernfs_notify): every descriptor open on it polls EPOLLERR|EPOLLPRI until it reads. */
+  notifyFile(path: string): void {
+    for (const descriptor of this.descriptors.values()) if (descriptor.kind === 'file' && descriptor.path === path) descriptor.notified = true;
+    this.pump();
+  }
+
+  /** The file's cgroup is removed: open descriptors poll EPOLLERR|EPOLLPRI and fail to read (ENODEV), opening fails (ENOENT). */
+  removeFile(path: string): void {
+    this.plainFiles.delete(path);
+    this.removedFiles.add(path);
+    this.notifyFile(path);
+  }
+
+  /** The extended attributes of a path. */
+  xattrsOf(path: string): Record<string, string> {
+    return Object.fromEntries(this.xattrs.get(path) ?? []);
+  }
+
+  /** The host door over the same plain files: what the fast check reads through (kept open). */
+  readonly files: OpenFileDoor & { exists(path: string): boolean; readonly openCount: number } = ((native: FakeNative) => ({
+    openFile(path: string): number {
+      if (!native.plainFiles.has(path)) throw fsError('ENOENT', path);
+      const fd = native.nextDoorFd++;
+      native.doorFds.set(fd, path);
+      return fd;
+    },
+    readOpenFile(fd: number): string {
+      const path = native.doorFds.get(fd);
+      if (path === undefined) throw fsError('EBADF', String(fd));
+      const text = native.plainFiles.get(path);
+      if (text === undefined) throw fsError('ENODEV', path);
+      native.reads.push(path);
+      return text;
+    },
+    closeFile(fd: number): void {
+      if (!native.doorFds.delete(fd)) throw fsError('EBADF', String(fd));
+    },
+    exists: (path: string) => native.plainFiles.has(path) || native.fileExists(path),
+    get openCount() {
+      return native.doorFds.size;
+    },
+  }))(this);
 
   /** Makes the next call of `operation` fail with `errno`. */
   failNext(operation: Operation, errno: number): void {
@@ -237,7 +313,37 @@ export class FakeNative implements NativeEvents {
   openFile(path: string, access: FileAccess): FileFd {
     this.maybeFail('openFile', 'open');
     if (!this.fileExists(path)) throw new NativeError('open', ENOENT, path);
-    return this.allocate({ kind: 'file', path, access, trigger: null, pressureRaised: false, broken: false }) as FileFd;
+    return this.allocate({ kind: 'file', path, access, trigger: null, pressureRaised: false, broken: false, notified: false }) as FileFd;
+  }
+
+  readFromStart(fd: FileFd, buffer: Uint8Array): number {
+    this.maybeFail('readFromStart', 'pread');
+    const descriptor = this.descriptors.get(fd);
+    if (descriptor?.kind !== 'file' || descriptor.access === 'write') throw new NativeError('pread', EBADF);
+    const text = this.plainFiles.get(descriptor.path);
+    if (text === undefined) throw new NativeError('pread', ENODEV, descriptor.path);
+    descriptor.notified = false;
+    this.reads.push(descriptor.path);
+    const bytes = encoder.encode(text).subarray(0, buffer.length);
+    buffer.set(bytes);
+    return bytes.length;
+  }
+
+  getXattr(path: string, name: string): string | null {
+    this.maybeFail('getXattr', 'getxattr');
+    return this.xattrs.get(path)?.get(name) ?? null;
+  }
+
+  setXattr(path: string, name: string, value: string): void {
+    this.maybeFail('setXattr', 'setxattr');
+    const attributes = this.xattrs.get(path) ?? new Map<string, string>();
+    attributes.set(name, value);
+    this.xattrs.set(path, attributes);
+  }
+
+  removeXattr(path: string, name: string): void {
+    this.maybeFail('removeXattr', 'removexattr');
+    this.xattrs.get(path)?.delete(name);
   }
 
   writeFile(fd: FileFd, bytes: Uint8Array): void {
@@ -268,6 +374,8 @@ export class FakeNative implements NativeEvents {
     const text = decoder.decode(bytes);
     if (descriptor.path.endsWith('/cgroup.event_control')) this.registerThreshold(descriptor.path.slice(0, -'/cgroup.event_control'.length), text);
     else if (this.pressureFiles.has(descriptor.path)) this.armTrigger(descriptor, bytes);
+    else if (this.plainFiles.has(descriptor.path)) this.plainFiles.set(descriptor.path, `${text.trim()}\n`);
+    else throw new NativeError('write', ENODEV, descriptor.path);
     this.writes.push({ path: descriptor.path, text });
   }
 
@@ -292,7 +400,7 @@ export class FakeNative implements NativeEvents {
   }
 
   private fileExists(path: string): boolean {
-    if (this.pressureFiles.has(path)) return true;
+    if (this.pressureFiles.has(path) || this.plainFiles.has(path)) return true;
     const slash = path.lastIndexOf('/');
     const name = path.slice(slash + 1);
     return this.cgroups.has(path.slice(0, slash)) && (name === 'memory.usage_in_bytes' || name === 'cgroup.event_control');
@@ -355,6 +463,10 @@ export class FakeNative implements NativeEvents {
         const descriptor = this.descriptors.get(fd);
         if (descriptor?.kind === 'eventfd' && descriptor.counter > 0n && (events & EPOLLIN) !== 0) ready.push({ token, events: EPOLLIN });
         if (descriptor?.kind === 'file' && descriptor.broken) ready.push({ token, events: EPOLLERR | (events & EPOLLPRI) });
+        else if (descriptor?.kind === 'file' && descriptor.notified && (events & EPOLLPRI) !== 0) {
+          // kernfs: level-triggered until the descriptor reads the file again.
+          ready.push({ token, events: EPOLLERR | EPOLLPRI });
+        }
         else if (descriptor?.kind === 'file' && descriptor.pressureRaised && (events & EPOLLPRI) !== 0) {
           // PSI clears the event when it is polled.
           descriptor.pressureRaised = false;

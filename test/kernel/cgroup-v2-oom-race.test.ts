@@ -4,4 +4,4 @@
 import { cgroupV2Suite } from './cgroup-v2/guest-run.js';
 import { suite } from './cgroup-v2/guest/suites/oom-race.js';
 
-cgroupV2Suite(suite, { timeoutMs: 540_000 });
+cgroupV2Suite(suite, { timeoutMs: 900_000 });

@@ -171,7 +171,7 @@ describe('the PSI fast check on a real clock against fixture files', () => {
     };
     writeMemory(2 * GI, 0);
     // The fixture cgroup has no memory.pressure: its PSI trigger fails and is reported; the fast check goes on.
-    const notifier = psiNotifier({ fastCheckIntervalMs: 20 }, { cgroupRoot: root, nodeCgroup: 'kea-node' });
+    const notifier = psiNotifier({ fastCheckMinIntervalMs: 20, fastCheckMaxIntervalMs: 20 }, { cgroupRoot: root, nodeCgroup: 'kea-node' });
     const events: { description: string; atMs: number }[] = [];
     let onNext: () => void = () => {};
     notifier.start((event) => {

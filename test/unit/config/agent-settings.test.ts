@@ -47,7 +47,7 @@ describe('agent settings', () => {
         kubeletInsecureSkipVerify: true,
         diskUsageIntervalMs: 120_000,
       },
-      notifier: { mode: 'psi', psiStallThresholdMs: 150, psiWindowMs: 2000, fastCheckIntervalMs: 500 },
+      notifier: { mode: 'psi', psiStallThresholdMs: 150, psiWindowMs: 2000, fastCheckMinIntervalMs: 5, fastCheckMaxIntervalMs: 2000, fastCheckAllocationBytesPerSecond: 8 * 1024 ** 3, memoryHighWakeup: true },
       actions: {
         dryRun: true,
         hardEviction: 'eviction-api',
@@ -98,7 +98,15 @@ describe('agent settings', () => {
       kubeletInsecureSkipVerify: false,
       diskUsageIntervalMs: 60_000,
     });
-    expect(settings.notifier).toEqual({ mode: 'auto', psiStallThresholdMs: 100, psiWindowMs: 1000, fastCheckIntervalMs: 250 });
+    expect(settings.notifier).toEqual({
+      mode: 'auto',
+      psiStallThresholdMs: 100,
+      psiWindowMs: 1000,
+      fastCheckMinIntervalMs: 10,
+      fastCheckMaxIntervalMs: 1000,
+      fastCheckAllocationBytesPerSecond: 4 * 1024 ** 3,
+      memoryHighWakeup: false,
+    });
     expect(settings.actions).toEqual({
       dryRun: false,
       hardEviction: 'delete',
@@ -205,8 +213,22 @@ describe('agent settings: bad values', () => {
       text: 'notifier:\n  psiStallThreshold: 100ns\n',
       problems: [{ field: 'notifier.psiStallThreshold', line: 2, message: "must be a whole number of microseconds (the kernel's unit): 0.0001ms" }],
     },
-    { name: 'fast-check-zero', text: 'notifier:\n  fastCheckInterval: 0s\n', problems: [{ field: 'notifier.fastCheckInterval', message: 'must be positive: 0s' }] },
-    { name: 'fast-check-not-whole-milliseconds', text: 'notifier:\n  fastCheckInterval: 1500us\n', problems: [{ field: 'notifier.fastCheckInterval', line: 2, message: 'must be a whole number of milliseconds: 1.5ms' }] },
+    { name: 'fast-check-zero', text: 'notifier:\n  fastCheckMinInterval: 0s\n', problems: [{ field: 'notifier.fastCheckMinInterval', message: 'must be positive: 0s' }] },
+    { name: 'fast-check-not-whole-milliseconds', text: 'notifier:\n  fastCheckMinInterval: 1500us\n', problems: [{ field: 'notifier.fastCheckMinInterval', line: 2, message: 'must be a whole number of milliseconds: 1.5ms' }] },
+    { name: 'fast-check-max-not-whole-milliseconds', text: 'notifier:\n  fastCheckMaxInterval: 1000500us\n', problems: [{ field: 'notifier.fastCheckMaxInterval', line: 2, message: 'must be a whole number of milliseconds: 1000.5ms' }] },
+    {
+      name: 'fast-check-min-above-max',
+      text: 'notifier:\n  fastCheckMinInterval: 2s\n',
+      problems: [{ field: 'notifier.fastCheckMinInterval', line: 2, message: 'must not exceed notifier.fastCheckMaxInterval (1000ms): 2000ms' }],
+    },
+    { name: 'fast-check-rate-not-a-quantity', text: 'notifier:\n  fastCheckAllocationRate: fast\n', problems: [{ field: 'notifier.fastCheckAllocationRate', line: 2, message: 'must be a quantity such as "4Gi": "fast"' }] },
+    { name: 'fast-check-rate-zero', text: 'notifier:\n  fastCheckAllocationRate: "0"\n', problems: [{ field: 'notifier.fastCheckAllocationRate', line: 2, message: 'must be above zero and below 8Pi: "0"' }] },
+    {
+      name: 'the-fixed-fast-check-interval-is-gone',
+      text: 'notifier:\n  fastCheckInterval: 250ms\n',
+      problems: [{ field: 'notifier.fastCheckInterval', line: 2, message: 'was replaced by fastCheckMinInterval and fastCheckMaxInterval: the fast check now adapts its interval to the distance to the threshold' }],
+    },
+    { name: 'memory-high-wakeup-not-a-bool', text: 'notifier:\n  memoryHighWakeup: "yes"\n', problems: [{ field: 'notifier.memoryHighWakeup', line: 2 }] },
     {
       name: 'pod-cgroup-root-outside-the-hierarchy',
       text: 'observe:\n  podCgroupRoot: kubepods/../../x\n',

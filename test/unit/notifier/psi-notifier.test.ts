@@ -1,6 +1,7 @@
 // The cgroup v2 notifier on the simulated kernel and a fake clock: the PSI trigger lines and where
 // they go (including the 2 s window without CAP_SYS_RESOURCE), stall events, the fast check's
-// crossings in both directions, its reads and failures, and stop.
+// crossings in both directions, its adaptive interval, which files it reads and when, its
+// failures, and stop.
 
 import { FakeClock, flushMicrotasks } from '../../fakes/fake-clock.js';
 import { EMFILE, FakeNative } from '../../fakes/fake-native.js';
@@ -21,6 +22,8 @@ const nodeSummary = summary({ availableBytes: 4 * GI, usageBytes: 5 * GI, workin
 const hardMemory = threshold('memory.available', '1Gi');
 const softMemory = threshold('memory.available', '2Gi', 60_000);
 const hardAllocatable = threshold('allocatableMemory.available', '1Gi');
+// 1 GiB/s: a working set 1 GiB from the nearest crossing is checked again a second later.
+const TIMING = { minIntervalMs: 10, maxIntervalMs: 1000, allocationBytesPerSecond: GI };
 
 function setup(overrides: Partial<PsiNotifierOptions> = {}, existing: string[] = [NODE_PRESSURE, PODS_PRESSURE]) {
   const native = new FakeNative();
@@ -28,11 +31,10 @@ function setup(overrides: Partial<PsiNotifierOptions> = {}, existing: string[] =
   native.addPressureFile(`${PROC}/pressure/memory`);
   const clock = new FakeClock();
   const logger = new RecordingLogger();
-  const files = new Map<string, string>();
-  const reads: string[] = [];
+  const reads = native.reads;
   const setMemory = (cgroup: string, currentBytes: number, inactiveFileBytes: number): void => {
-    files.set(`${ROOT}/${cgroup}/memory.current`, `${currentBytes}\n`);
-    files.set(`${ROOT}/${cgroup}/memory.stat`, `anon 1\nactive_file 2\ninactive_file ${inactiveFileBytes}\n`);
+    native.setFile(`${ROOT}/${cgroup}/memory.current`, `${currentBytes}\n`);
+    native.setFile(`${ROOT}/${cgroup}/memory.stat`, `anon 1\nactive_file 2\ninactive_file ${inactiveFileBytes}\n`);
   };
   const notifier = new PsiNotifier({
     cgroupRoot: ROOT,
@@ -41,17 +43,13 @@ function setup(overrides: Partial<PsiNotifierOptions> = {}, existing: string[] =
     procRoot: PROC,
     psiStallThresholdMs: 100,
     psiWindowMs: 1000,
-    fastCheckIntervalMs: 250,
+    fastCheck: TIMING,
+    memoryHighWakeup: false,
     clock,
     logger,
     native,
-    readText: async (path) => {
-      reads.push(path);
-      const text = files.get(path);
-      if (text === undefined) throw new Error(`ENOENT: ${path}`);
-      return text;
-    },
-    fileExists: (path) => existing.includes(path) || files.has(path),
+    files: native.files,
+    fileExists: (path) => existing.includes(path) || native.files.exists(path),
     ...overrides,
   });
   const events: NotifierEvent[] = [];
@@ -60,7 +58,7 @@ function setup(overrides: Partial<PsiNotifierOptions> = {}, existing: string[] =
     notifier.start((event) => events.push(event));
     await notifier.settled();
   };
-  return { native, clock, logger, files, reads, setMemory, notifier, events, start };
+  return { native, clock, logger, reads, setMemory, notifier, events, start };
 }
 
 describe('PsiNotifier PSI triggers', () => {
@@ -184,22 +182,21 @@ describe('PsiNotifier fast check', () => {
     setMemory('kea-node', 6 * GI, 0);
     notifier.updateThresholds(nodeSummary, [hardMemory, softMemory]);
     await start();
-    await clock.stepAsync(250);
+    await clock.stepAsync(1000);
     // working set 6Gi: exactly at the soft limit (available 2Gi, not below it)
     expect(events).toEqual([]);
     setMemory('kea-node', 6 * GI + 1, 0);
-    await clock.stepAsync(250);
-    expect(events).toEqual([{ description: 'soft memory eviction threshold', atMs: clock.nowMs() }]);
+    await clock.stepAsync(1000);
+    expect(events).toEqual([{ description: 'soft memory eviction threshold', atMs: expect.any(Number) }]);
     // usage far above 7Gi, but mostly inactive page cache: the working set is what counts
     setMemory('kea-node', 9 * GI, 2 * GI + 512);
-    await clock.stepAsync(250);
+    await clock.stepAsync(1000);
     expect(events.map((e) => e.description)).toEqual(['soft memory eviction threshold']);
     setMemory('kea-node', 9 * GI, GI);
-    await clock.stepAsync(250);
-    await clock.stepAsync(250);
+    await clock.stepAsync(1000);
     expect(events.map((e) => e.description)).toEqual(['soft memory eviction threshold', 'hard memory eviction threshold']);
     setMemory('kea-node', 5 * GI, 0);
-    await clock.stepAsync(250);
+    await clock.stepAsync(1000);
     expect(events.map((e) => e.description)).toEqual([
       'soft memory eviction threshold',
       'hard memory eviction threshold',
@@ -209,18 +206,84 @@ describe('PsiNotifier fast check', () => {
     await notifier.stop();
   });
 
-  test('checks every fastCheckIntervalMs and reads each cgroup once per check', async () => {
+  test('the crossing is reported at the check that sees it, on the injected clock', async () => {
+    const { notifier, start, events, clock, setMemory } = setup();
+    setMemory('kea-node', 5 * GI, 0);
+    notifier.updateThresholds(nodeSummary, [hardMemory]);
+    await start();
+    await clock.stepAsync(0);
+    setMemory('kea-node', 8 * GI, 0);
+    // 2Gi from the 7Gi crossing at 1 GiB/s: the next check is the longest interval away.
+    await clock.stepAsync(999);
+    expect(events).toEqual([]);
+    await clock.stepAsync(1);
+    expect(events).toEqual([{ description: 'hard memory eviction threshold', atMs: clock.nowMs() }]);
+    await notifier.stop();
+  });
+
+  const intervals: { name: string; usageBytes: number; expectedMs: number }[] = [
+    { name: 'far from the crossing (2Gi at 1 GiB/s): the longest interval', usageBytes: 5 * GI, expectedMs: 1000 },
+    { name: '512Mi short: half a second', usageBytes: 6.5 * GI, expectedMs: 500 },
+    { name: '64Mi short: 62 ms', usageBytes: 7 * GI - 64 * 1024 ** 2, expectedMs: 62 },
+    { name: '1Mi short: the shortest interval', usageBytes: 7 * GI - 1024 ** 2, expectedMs: 10 },
+    { name: 'past it (met, 256Mi over): the time to come back down', usageBytes: 7 * GI + 256 * 1024 ** 2, expectedMs: 250 },
+  ];
+  for (const tc of intervals) {
+    test(`the next check comes after distance / rate: ${tc.name}`, async () => {
+      const { notifier, start, clock, setMemory, reads } = setup();
+      setMemory('kea-node', tc.usageBytes, 0);
+      notifier.updateThresholds(nodeSummary, [hardMemory]);
+      await start();
+      await clock.stepAsync(0);
+      const afterFirst = reads.filter((r) => r.endsWith('memory.current')).length;
+      await clock.stepAsync(tc.expectedMs - 1);
+      expect(reads.filter((r) => r.endsWith('memory.current')).length).toBe(afterFirst);
+      await clock.stepAsync(1);
+      expect(reads.filter((r) => r.endsWith('memory.current')).length).toBe(afterFirst + 1);
+      await notifier.stop();
+    });
+  }
+
+  test('memory.stat is read only when the usage is past a crossing; a usage below every crossing settles the check', async () => {
     const { notifier, start, clock, setMemory, reads } = setup();
-    setMemory('kea-node', GI, 0);
+    setMemory('kea-node', 5 * GI, 0);
     setMemory('kubepods', GI, 0);
     notifier.updateThresholds(nodeSummary, [hardMemory, softMemory, hardAllocatable]);
     await start();
-    await clock.stepAsync(249);
-    expect(reads).toEqual([]);
-    await clock.stepAsync(1);
-    expect(reads.sort()).toEqual([`${ROOT}/kea-node/memory.current`, `${ROOT}/kea-node/memory.stat`, `${ROOT}/kubepods/memory.current`, `${ROOT}/kubepods/memory.stat`]);
+    await clock.stepAsync(0);
+    expect(reads.sort()).toEqual([`${ROOT}/kea-node/memory.current`, `${ROOT}/kubepods/memory.current`]);
+    reads.length = 0;
+    // Usage past the soft crossing (6Gi), but page cache: the working set decides, from memory.stat.
+    setMemory('kea-node', 6.5 * GI, GI);
+    expect(notifier.checkNow().statRead).toEqual(['memory.available']);
+    expect(reads.sort()).toEqual([`${ROOT}/kea-node/memory.current`, `${ROOT}/kea-node/memory.stat`, `${ROOT}/kubepods/memory.current`]);
+    expect(notifier.fastCheckCounts().statReads).toBe(1);
+    await notifier.stop();
+  });
+
+  test('the files are kept open between checks and closed on stop', async () => {
+    const { native, notifier, start, clock, setMemory } = setup();
+    // The usage a byte past the crossing, the working set a byte short of it: both files are read, every 10 ms.
+    setMemory('kea-node', 7 * GI + 1, 2);
+    notifier.updateThresholds(nodeSummary, [hardMemory]);
+    await start();
     await clock.stepAsync(1000);
-    expect(reads).toHaveLength(4 * 5);
+    expect(notifier.fastCheckCounts()).toEqual({ checks: 101, statReads: 101 });
+    expect(native.files.openCount).toBe(2);
+    await notifier.stop();
+    expect(native.files.openCount).toBe(0);
+  });
+
+  test('new figures bring the next check forward', async () => {
+    const { notifier, start, clock, setMemory, events } = setup();
+    setMemory('kea-node', 5 * GI, 0);
+    notifier.updateThresholds(nodeSummary, [hardMemory]);
+    await start();
+    await clock.stepAsync(0);
+    // A threshold that this working set already meets: checked at once, not a second later.
+    notifier.updateThresholds(nodeSummary, [threshold('memory.available', '4Gi')]);
+    await clock.stepAsync(0);
+    expect(events.map((e) => e.description)).toEqual(['hard memory eviction threshold']);
     await notifier.stop();
   });
 
@@ -230,11 +293,11 @@ describe('PsiNotifier fast check', () => {
     setMemory('kubepods', GI + 1, 0);
     notifier.updateThresholds(nodeSummary, [hardMemory, hardAllocatable]);
     await start();
-    await clock.stepAsync(250);
+    await clock.stepAsync(1000);
     // kubepods capacity 4Gi, threshold 1Gi: a working set over 3Gi meets it
     expect(events).toEqual([]);
     setMemory('kubepods', 3 * GI + 1, 0);
-    await clock.stepAsync(250);
+    await clock.stepAsync(1000);
     expect(events.map((e) => e.description)).toEqual(['hard allocatable memory eviction threshold']);
     await notifier.stop();
   });
@@ -244,28 +307,28 @@ describe('PsiNotifier fast check', () => {
     setMemory('kea-node', 8 * GI, 0);
     notifier.updateThresholds(nodeSummary, [hardMemory]);
     await start();
-    await clock.stepAsync(750);
+    await clock.stepAsync(3000);
     expect(events.map((e) => e.description)).toEqual(['hard memory eviction threshold']);
     await notifier.stop();
   });
 
   test('the root cgroup, without memory.current, is read from its memory.stat as the observer reads it', async () => {
-    const { notifier, start, events, clock, files, reads } = setup({ nodeCgroup: '' }, []);
+    const { native, notifier, start, events, clock, reads } = setup({ nodeCgroup: '' }, []);
     // anon 6Gi + file 1.5Gi - inactive file 256Mi: working set 7.25Gi, over the 7Gi the threshold allows.
-    files.set(`${ROOT}/memory.stat`, `anon ${6 * GI}\nfile ${1.5 * GI}\nkernel ${2 * GI}\ninactive_file ${GI / 4}\n`);
+    native.setFile(`${ROOT}/memory.stat`, `anon ${6 * GI}\nfile ${1.5 * GI}\nkernel ${2 * GI}\ninactive_file ${GI / 4}\n`);
     notifier.updateThresholds(nodeSummary, [hardMemory]);
     await start();
-    await clock.stepAsync(250);
+    await clock.stepAsync(0);
     expect(reads).toEqual([`${ROOT}/memory.stat`]);
     expect(events.map((e) => e.description)).toEqual(['hard memory eviction threshold']);
     await notifier.stop();
   });
 
   test('kernel memory beside the root cgroup anon and file pages is no crossing (meminfo would count it)', async () => {
-    const { notifier, start, events, clock, files } = setup({ nodeCgroup: '' }, []);
+    const { native, notifier, start, events, clock } = setup({ nodeCgroup: '' }, []);
     // Working set 6Gi: below the 7Gi line, whatever slab and page tables hold besides (MemTotal - MemFree would say 7.5Gi).
-    files.set(`${ROOT}/memory.stat`, `anon ${5 * GI}\nfile ${1.5 * GI}\ninactive_file ${GI / 2}\nslab ${1.5 * GI}\n`);
-    files.set(`${PROC}/meminfo`, `MemTotal: ${8 * 1024 * 1024} kB\nMemFree: ${512 * 1024} kB\nInactive(file): ${512 * 1024} kB\n`);
+    native.setFile(`${ROOT}/memory.stat`, `anon ${5 * GI}\nfile ${1.5 * GI}\ninactive_file ${GI / 2}\nslab ${1.5 * GI}\n`);
+    native.setFile(`${PROC}/meminfo`, `MemTotal: ${8 * 1024 * 1024} kB\nMemFree: ${512 * 1024} kB\nInactive(file): ${512 * 1024} kB\n`);
     notifier.updateThresholds(nodeSummary, [hardMemory]);
     await start();
     await clock.stepAsync(1000);
@@ -277,10 +340,24 @@ describe('PsiNotifier fast check', () => {
     const { notifier, start, events, clock, logger, setMemory } = setup();
     notifier.updateThresholds(nodeSummary, [hardMemory]);
     await start();
-    await clock.stepAsync(1000);
-    expect(logger.at('warn').map((l) => l.fields['problem'])).toEqual([`cannot read the working set: ENOENT: ${ROOT}/kea-node/memory.current`]);
+    await clock.stepAsync(3000);
+    expect(logger.at('warn').map((l) => l.fields['problem'])).toEqual([`cannot read the usage: ENOENT: ${ROOT}/kea-node/memory.current`]);
     setMemory('kea-node', 8 * GI, 0);
-    await clock.stepAsync(250);
+    await clock.stepAsync(1000);
+    expect(events.map((e) => e.description)).toEqual(['hard memory eviction threshold']);
+    await notifier.stop();
+  });
+
+  test('a cgroup removed and made again is read through a fresh descriptor', async () => {
+    const { native, notifier, start, events, clock, setMemory } = setup();
+    setMemory('kea-node', 5 * GI, 0);
+    notifier.updateThresholds(nodeSummary, [hardMemory]);
+    await start();
+    await clock.stepAsync(0);
+    native.removeFile(`${ROOT}/kea-node/memory.current`);
+    notifier.checkNow();
+    setMemory('kea-node', 8 * GI, 0);
+    notifier.checkNow();
     expect(events.map((e) => e.description)).toEqual(['hard memory eviction threshold']);
     await notifier.stop();
   });
@@ -292,37 +369,19 @@ describe('PsiNotifier fast check', () => {
     expect(logger.at('warn')).toHaveLength(1);
     setMemory('kea-node', 8 * GI, 0);
     await start();
-    await clock.stepAsync(250);
+    await clock.stepAsync(1000);
     expect(events.map((e) => e.description)).toEqual(['hard memory eviction threshold']);
     await notifier.stop();
   });
 
-  test('a slow read never overlaps the next check', async () => {
-    const pending: (() => void)[] = [];
-    let inFlight = 0;
-    let maxInFlight = 0;
-    const { notifier, start, clock } = setup({
-      readText: (path) => {
-        inFlight++;
-        maxInFlight = Math.max(maxInFlight, inFlight);
-        return new Promise((resolve) => {
-          pending.push(() => {
-            inFlight--;
-            resolve(path.endsWith('memory.current') ? '1\n' : 'inactive_file 0\n');
-          });
-        });
-      },
-    });
-    notifier.updateThresholds(nodeSummary, [hardMemory]);
+  test('one check timer at a time, however often new figures arrive', async () => {
+    const { notifier, start, clock, setMemory } = setup();
+    setMemory('kea-node', 5 * GI, 0);
     await start();
-    await clock.stepAsync(2000);
-    // one check in flight (memory.current and memory.stat), no next one scheduled meanwhile
-    expect(pending).toHaveLength(2);
-    expect(clock.pendingTimers()).toBe(0);
-    for (const release of pending.splice(0)) release();
-    await flushMicrotasks();
+    for (let i = 0; i < 5; i++) notifier.updateThresholds(nodeSummary, [hardMemory]);
     expect(clock.pendingTimers()).toBe(1);
-    expect(maxInFlight).toBe(2);
+    await clock.stepAsync(5000);
+    expect(clock.pendingTimers()).toBe(1);
     await notifier.stop();
   });
 });
@@ -340,7 +399,7 @@ describe('PsiNotifier stop', () => {
     expect(clock.pendingTimers()).toBe(0);
     setMemory('kea-node', 8 * GI, 0);
     notifier.updateThresholds(nodeSummary, [hardMemory]);
-    await clock.stepAsync(1000);
+    await clock.stepAsync(3000);
     expect(events).toEqual([]);
     expect(notifier.stop()).toBe(notifier.stop());
   });
@@ -351,9 +410,9 @@ describe('PsiNotifier stop', () => {
     setMemory('kea-node', 8 * GI, 0);
     notifier.updateThresholds(nodeSummary, [hardMemory]);
     await start();
-    await clock.stepAsync(250);
+    await clock.stepAsync(0);
     expect(events.map((e) => e.description)).toEqual(['hard memory eviction threshold']);
-    expect(logger.at('error').map((l) => l.msg)).toEqual(['cannot create the epoll set; PSI triggers are off, the fast check still runs']);
+    expect(logger.at('error').map((l) => l.msg)).toEqual(['cannot create the epoll set; PSI triggers and the memory.high wake-up are off, the fast check still runs']);
     await notifier.stop();
     expect(native.openFdCount).toBe(0);
   });

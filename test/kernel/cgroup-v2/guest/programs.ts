@@ -68,11 +68,13 @@ export function pollerCommand(style: PollStyle, paths: readonly string[], interv
 
 /**
  * The leaking pod of the OOM race: touches memory at once until `usagePath` reads `leadBytes` short
- * of `crossAtBytes`, says `ready`, idles until SIGUSR1, then allocates and touches `rate` bytes a
- * second (a chunk every 10 ms, catching up when a timer fires late) without ever freeing, and
- * reads `usagePath` after each chunk until it reaches `crossAtBytes`. It prints `go <ns>` when it
- * starts and `crossed <ns> <bytes allocated>` then, on CLOCK_MONOTONIC (process.hrtime, the same
- * clock in every process of the guest). No SIGTERM handler: SIGTERM ends it at once.
+ * of `crossAtBytes` (a lead of `crossAtBytes` or more touches nothing: a second allocator of the
+ * same pod), says `ready`, idles until SIGUSR1, then allocates and touches memory without ever
+ * freeing: `rate` bytes a second (a chunk every 10 ms, catching up when a timer fires late), or, with
+ * a rate of 0, as fast as it can (1 MiB chunks back to back). It reads `usagePath` after each chunk
+ * until it reaches `crossAtBytes`. It prints `go <ns>` when it starts and `crossed <ns> <bytes
+ * allocated>` then, on CLOCK_MONOTONIC (process.hrtime, the same clock in every process of the
+ * guest). No SIGTERM handler: SIGTERM ends it at once.
  */
 const RACE_LEAK = `
 const fs = require('fs');
@@ -82,18 +84,20 @@ const buffer = Buffer.alloc(64);
 const usage = () => BigInt(buffer.toString('latin1', 0, fs.readSync(usageFd, buffer, 0, 64, 0)).trim());
 const kept = [];
 let allocated = 0, crossed = false;
-const chunk = Math.max(4096, Math.round(rate / 100 / 4096) * 4096);
-while (usage() + (4n << 20n) < crossAt - lead) kept.push(Buffer.alloc(4 << 20, 0x5a));
+const chunk = rate === 0 ? 1 << 20 : Math.max(4096, Math.round(rate / 100 / 4096) * 4096);
+if (lead < crossAt) while (usage() + (4n << 20n) < crossAt - lead) kept.push(Buffer.alloc(4 << 20, 0x5a));
+const grow = () => {
+  kept.push(Buffer.alloc(chunk, 0x5a));
+  allocated += chunk;
+  if (!crossed && usage() >= crossAt) { crossed = true; fs.writeSync(1, 'crossed ' + process.hrtime.bigint() + ' ' + allocated + '\\n'); }
+};
 process.on('SIGUSR1', () => {
   const startNs = process.hrtime.bigint();
   fs.writeSync(1, 'go ' + startNs + '\\n');
+  if (rate === 0) { for (;;) grow(); }
   const tick = () => {
     const target = rate * Number(process.hrtime.bigint() - startNs) / 1e9;
-    while (allocated + chunk <= target) {
-      kept.push(Buffer.alloc(chunk, 0x5a));
-      allocated += chunk;
-      if (!crossed && usage() >= crossAt) { crossed = true; fs.writeSync(1, 'crossed ' + process.hrtime.bigint() + ' ' + allocated + '\\n'); }
-    }
+    while (allocated + chunk <= target) grow();
     setTimeout(tick, 10);
   };
   tick();
@@ -102,6 +106,29 @@ fs.writeSync(1, 'ready\\n');
 setInterval(() => {}, 1 << 30);
 `;
 
+/** `bytesPerSecond` 0: as fast as it can. */
 export function raceLeakCommand(leadBytes: number, bytesPerSecond: number, usagePath: string, crossAtBytes: number): string[] {
   return [process.execPath, '-e', RACE_LEAK, String(bytesPerSecond), usagePath, String(crossAtBytes), String(leadBytes)];
+}
+
+/**
+ * Allocates and touches `totalBytes` as fast as it can in 1 MiB chunks, then idles; prints
+ * `ready`, then `at <bytes> <ns>` each time another `everyBytes` is touched, then `done`.
+ */
+const GREEDY = `
+const fs = require('fs');
+const [total, every] = process.argv.slice(1).map(Number);
+const kept = [];
+fs.writeSync(1, 'ready\\n');
+for (let done = 0; done < total; ) {
+  kept.push(Buffer.alloc(1 << 20, 0x5a));
+  done += 1 << 20;
+  if (done % every === 0) fs.writeSync(1, 'at ' + done + ' ' + process.hrtime.bigint() + '\\n');
+}
+fs.writeSync(1, 'done\\n');
+setInterval(() => {}, 1 << 30);
+`;
+
+export function greedyCommand(totalBytes: number, everyBytes: number): string[] {
+  return [process.execPath, '-e', GREEDY, String(totalBytes), String(everyBytes)];
 }

@@ -7,7 +7,6 @@
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { systemClock } from '../../../../../src/api/clock.js';
 import { silentLogger } from '../../../../../src/api/logger.js';
@@ -15,7 +14,8 @@ import type { Pod } from '../../../../../src/api/pod.js';
 import type { Summary } from '../../../../../src/api/summary.js';
 import { parseQuantity } from '../../../../../src/api/quantity.js';
 import type { Threshold } from '../../../../../src/api/threshold.js';
-import { cgroupWorkingSetSource, readWorkingSetBytes } from '../../../../../src/notifier/cgroup-v2-memory.js';
+import { nodeHostFs } from '../../../../../src/host/host-fs.js';
+import { CgroupMemoryReader, cgroupWorkingSetSource } from '../../../../../src/notifier/cgroup-v2-memory.js';
 import { notifierSettings, observeSettings } from '../../../../fixtures/settings.js';
 import { createMemoryThresholdNotifier } from '../../../../../src/notifier/create-memory-threshold-notifier.js';
 import { createCgroupObserver, type CgroupObserver } from '../../../../../src/observe/cgroup-observer.js';
@@ -175,10 +175,17 @@ function driverCases(layout: PodLayout): GuestCase[] {
       name: `${d}: the fast check reads the node and ${layout.kubepods} working sets as the observer does`,
       async run() {
         const s = scene(d);
-        const readText = (path: string): Promise<string> => readFile(path, 'utf8');
         const { summary } = await observeNow(s);
-        const fastNode = Number(await readWorkingSetBytes(readText, cgroupWorkingSetSource(s.sandbox.path)));
-        const fastPods = Number(await readWorkingSetBytes(readText, cgroupWorkingSetSource(s.sandbox.resolve(layout.kubepods))));
+        const readNow = (dir: string): number => {
+          const reader = new CgroupMemoryReader(nodeHostFs, cgroupWorkingSetSource(dir));
+          try {
+            return Number(reader.read().workingSetBytes);
+          } finally {
+            reader.close();
+          }
+        };
+        const fastNode = readNow(s.sandbox.path);
+        const fastPods = readNow(s.sandbox.resolve(layout.kubepods));
         near('node, fast check vs observer', fastNode, summary.node.memory?.workingSetBytes);
         near(`${layout.kubepods}, fast check vs observer`, fastPods, summary.node.systemContainers?.find((c) => c.name === 'pods')?.memory?.workingSetBytes);
       },
@@ -225,7 +232,7 @@ export const suite = defineSuite({
       async run({ note }) {
         const observer = rootObserver();
         const sandbox = await CgroupSandbox.create({ version: 'v2' });
-        const notifier = createMemoryThresholdNotifier(notifierSettings({ mode: 'psi', fastCheckIntervalMs: 50 }), { cgroupRoot: '/sys/fs/cgroup', nodeCgroup: '', podCgroupRoot: `${sandbox.name}/none`, procRoot: '/proc', clock: systemClock, logger: silentLogger });
+        const notifier = createMemoryThresholdNotifier(notifierSettings({ mode: 'psi', fastCheckMinIntervalMs: 50, fastCheckMaxIntervalMs: 50 }), { cgroupRoot: '/sys/fs/cgroup', nodeCgroup: '', podCgroupRoot: `${sandbox.name}/none`, procRoot: '/proc', clock: systemClock, logger: silentLogger });
         const crossings: number[] = [];
         try {
           notifier.start((event) => {
