@@ -34,6 +34,8 @@ const LEAK_POD = `kubepods/burstable/pod33333333-4444-4555-8666-000000000001/${c
 const CHURN_POD = `kubepods/burstable/pod33333333-4444-4555-8666-000000000002/${containerId('6')}`;
 const HARD_DESCRIPTION = 'hard memory eviction threshold';
 const POLL_DURATION_MS = 2000;
+/** How long the notifier's CPU at rest is measured, per variant. */
+const REST_DURATION_MS = 5000;
 
 interface Scene {
   sandbox: CgroupSandbox;
@@ -210,6 +212,58 @@ export const suite = defineSuite({
           await notifier.stop();
           observer.close();
         }
+      },
+    },
+    {
+      name: "the notifier's own CPU at rest: the adaptive fast check far from and near a threshold, the fixed 250 ms check, and nothing armed",
+      timeoutMs: 120_000,
+      async run({ note }) {
+        const s = theScene();
+        const observer = createCgroupObserver(observeSettings({ cgroupDriver: 'cgroupfs', kubeletRootDir: '/tmp', imageFsPath: '/tmp', podLogsDir: '/tmp' }), { clock: systemClock, logger: silentLogger, nodeCgroup: s.sandbox.name, processCountIntervalMs: 0 });
+        const { summary } = await observer.observe([]);
+        observer.close();
+        const availableBytes = summary.node.memory?.availableBytes ?? 0;
+        // Met once the working set grows by `headroomBytes`.
+        const thresholdAt = (headroomBytes: number): Threshold => ({ signal: 'memory.available', value: { kind: 'quantity', quantity: parseQuantity(String(Math.max(MiB, availableBytes - headroomBytes))) }, gracePeriodMs: 0, minReclaim: null });
+        // The guest's own worst-case rate (emulated page faults): the sandbox's whole headroom is then a second away.
+        const guestRate = 128 * MiB;
+        const variants: [string, Parameters<typeof notifierSettings>[0] | null, number][] = [
+          ['nothingArmed', null, 0],
+          ['adaptiveFar', { fastCheckAllocationBytesPerSecond: guestRate }, availableBytes - MiB],
+          ['adaptiveNear', { fastCheckAllocationBytesPerSecond: guestRate }, MiB],
+          ['fixed250ms', { fastCheckMinIntervalMs: 250, fastCheckMaxIntervalMs: 250 }, availableBytes - MiB],
+        ];
+        const measured = new Map<string, { cpuPercent: number; checks: number }>();
+        for (const [label, settings, headroomBytes] of variants) {
+          const notifier = settings === null ? null : (createMemoryThresholdNotifier(notifierSettings({ mode: 'psi', psiWindowMs: WINDOW_MS, ...settings }), { cgroupRoot: '/sys/fs/cgroup', nodeCgroup: s.sandbox.name, podCgroupRoot: `${s.sandbox.name}/kubepods`, procRoot: '/proc', clock: systemClock, logger: silentLogger }) as PsiNotifier);
+          try {
+            notifier?.start(() => undefined);
+            await notifier?.settled();
+            notifier?.updateThresholds(summary, [thresholdAt(headroomBytes)]);
+            await sleepMs(1000);
+            const checksBefore = notifier?.fastCheckCounts().checks ?? 0;
+            const cpu0 = process.cpuUsage();
+            const wall0 = performance.now();
+            await sleepMs(REST_DURATION_MS);
+            const cpu = process.cpuUsage(cpu0);
+            const cpuPercent = (100 * (cpu.user + cpu.system)) / ((performance.now() - wall0) * 1000);
+            measured.set(label, { cpuPercent, checks: (notifier?.fastCheckCounts().checks ?? 0) - checksBefore });
+          } finally {
+            await notifier?.stop();
+          }
+        }
+        const idle = Math.max(0.01, measured.get('nothingArmed')?.cpuPercent ?? 0);
+        for (const [label, { cpuPercent, checks }] of measured) {
+          note(`${label}.cpuPercent`, Number(cpuPercent.toFixed(2)));
+          note(`${label}.timesNothingArmed`, Number((cpuPercent / idle).toFixed(1)));
+          note(`${label}.checksPerSecond`, Number(((checks * 1000) / REST_DURATION_MS).toFixed(1)));
+        }
+        const far = measured.get('adaptiveFar')?.checks ?? 0;
+        const near = measured.get('adaptiveNear')?.checks ?? 0;
+        const fixed = measured.get('fixed250ms')?.checks ?? 0;
+        // Far from the threshold the adaptive check looks about once a second, near it every few tens of ms.
+        assert.ok(far > 0 && far < fixed, `checks far from the threshold: adaptive ${far}, fixed 250 ms ${fixed}`);
+        assert.ok(near > fixed, `checks near the threshold: adaptive ${near}, fixed 250 ms ${fixed}`);
       },
     },
     {
