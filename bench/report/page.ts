@@ -1,10 +1,13 @@
 // Writes docs/benchmarks.md and its charts from the latest stored result of every part: a summary
 // of each headline figure against its target (met or missed, and why), then a section per part
 // with its tables, charts, machine and date, and how to reproduce. The page is regenerated in
-// full on every run; nothing in it is edited by hand.
+// full on every run; nothing in it is edited by hand. The cgroup v2 OOM race is measured by its
+// guest suite, not by the bench (which needs cgroup v1), so its section is the recorded result in
+// bench/report/cgroup-v2-oom-race.md, copied in as it is.
 
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { PartResult } from '../lib/part.js';
 import type { FootprintData } from '../parts/footprint.js';
 import type { NodeCostData } from '../parts/node-cost.js';
@@ -18,6 +21,14 @@ import { latencySection } from './section-latency.js';
 import { oomRaceSection } from './section-oom-race.js';
 
 type Render = (result: PartResult) => Section;
+
+// Beside the source in bench/report/ (the compiled page runs from dist/bench/report/).
+const CGROUP_V2_RACE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bench', 'report', 'cgroup-v2-oom-race.md');
+
+/** The recorded cgroup v2 OOM race, as a section; empty when the file is missing. */
+function cgroupV2RaceSection(): string {
+  return existsSync(CGROUP_V2_RACE) ? `\n${readFileSync(CGROUP_V2_RACE, 'utf8').trim()}\n` : '';
+}
 
 // What each part contributes to the summary when it has no data.
 const PLACEHOLDERS: Readonly<Record<string, readonly Omit<Headline, 'result' | 'met'>[]>> = {
@@ -85,7 +96,7 @@ ${judged.filter((h) => h.met === true).length} of ${judged.length} targets met.
 ${table(['what', 'target', 'result', 'verdict', 'why / notes'], summaryRows, ['l', 'l', 'l', 'l', 'l'])}
 
 ${sections.map((s) => s.markdown.trim()).join('\n\n')}
-
+${cgroupV2RaceSection()}
 ## Reproducing
 
 \`\`\`
