@@ -140,10 +140,29 @@ function durationSchema(path: readonly string[]): JsonSchema {
   return { type: 'string', pattern: GO_DURATION, ...(zeroRefused ? { not: { pattern: '^[0.nuµμmsh]*$' } } : {}) };
 }
 
-// The agent's own settings, walked out of its defaults: `fooMs` is the duration `foo`.
+/** Bytes as the shortest binary quantity that says them (`4Gi`). */
+export function formatBytes(bytes: number): string {
+  for (const [unit, size] of [['Ti', 1024 ** 4], ['Gi', 1024 ** 3], ['Mi', 1024 ** 2], ['Ki', 1024]] as const) {
+    if (bytes % size === 0) return `${bytes / size}${unit}`;
+  }
+  return String(bytes);
+}
+
+// A Kubernetes quantity above zero, as SettingReaders.bytes takes it.
+const QUANTITY = '^([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][0-9]+|[KMGTPE]i|[kMGTPE])?$';
+const RATE_SUFFIX = 'BytesPerSecond';
+
+// The agent's own settings, walked out of its defaults: `fooMs` is the duration `foo`, and
+// `fooBytesPerSecond` the quantity (per second) `fooRate`.
 function agentSettings(path: readonly string[], value: unknown, out: ChartSetting[]): void {
   const name = path[path.length - 1] as string;
   const durationKey = name.endsWith('Ms') && (typeof value === 'number' || value === null);
+  const rateKey = name.endsWith(RATE_SUFFIX) && typeof value === 'number';
+  if (rateKey) {
+    const ratePath = [...path.slice(0, -1), `${name.slice(0, -RATE_SUFFIX.length)}Rate`];
+    out.push(settingOf(ratePath, formatBytes(value), { type: 'string', pattern: QUANTITY, not: { pattern: '^[0.]*([eE][0-9]+|[KMGTPE]i|[kMGTPE])?$' } }));
+    return;
+  }
   const keyPath = durationKey ? [...path.slice(0, -1), name.slice(0, -2)] : path;
   const dotted = keyPath.join('.');
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
