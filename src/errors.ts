@@ -9,6 +9,7 @@ export const ERROR_CODES = {
   EVA_ERR_REPLAY_INPUT: 'A replay input line is invalid',
   EVA_ERR_NATIVE: 'A system call failed',
   EVA_ERR_OBSERVE: 'The node cannot be observed',
+  EVA_ERR_CAPABILITY: 'The agent lacks a Linux capability that a feature needs',
   EVA_ERR_KUBE_API: 'A Kubernetes API call failed',
   EVA_ERR_USAGE: 'The command line is invalid',
   EVA_ERR_SHUTDOWN: 'The agent is shutting down',

@@ -9,6 +9,7 @@ import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import type { Pod } from '../api/pod.js';
 import type { LocalTerminator } from '../daemon/ports.js';
+import { logCapabilityError, missingCapabilityError } from '../host/capabilities.js';
 import { detectCgroupLayout } from '../host/cgroup-layout.js';
 import { nodeHostFs, type HostFs } from '../host/host-fs.js';
 import { PodCgroupLocator } from '../host/pod-cgroup-locator.js';
@@ -72,17 +73,24 @@ export function createPodTerminator(settings: Pick<ObserveSettings, 'hostRoot' |
   };
 
   // Never signal the agent itself or init, whatever a cgroup file says.
-  const signalAll = (pids: readonly number[], signal: NodeJS.Signals): number => {
+  const signalAll = (pod: string, pids: readonly number[], signal: NodeJS.Signals): number => {
     let signalled = 0;
+    const refused: number[] = [];
     for (const pid of pids) {
       if (pid === process.pid || pid === 1) continue;
       try {
         kill(pid, signal);
         signalled++;
       } catch (err) {
-        // ESRCH: it exited between the read and the signal.
-        if ((err as NodeJS.ErrnoException).code !== 'ESRCH') log.warn('signal failed', { pid, signal, err: describeError(err) });
+        const code = (err as NodeJS.ErrnoException).code;
+        // ESRCH: it exited between the read and the signal. EPERM: it runs as another user.
+        if (code === 'EPERM') refused.push(pid);
+        else if (code !== 'ESRCH') log.warn('signal failed', { pid, signal, err: describeError(err) });
       }
+    }
+    if (refused.length > 0) {
+      const error = missingCapabilityError('CAP_KILL', `Sending ${signal} to ${refused.length} process(es) of pod ${pod} was refused (EPERM)`, 'the pod is left to the API server and the kubelet');
+      logCapabilityError(log, error, { pod, signal, pids: refused.slice(0, 10) });
     }
     return signalled;
   };
@@ -95,12 +103,13 @@ export function createPodTerminator(settings: Pick<ObserveSettings, 'hostRoot' |
         log.warn('pod cgroup not found; nothing to terminate locally', { pod: `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`, uid });
         return { signalled: 0 };
       }
-      const signalled = signalAll(pidsInCgroupTree(fs, dir), gracePeriodMs <= 0 ? 'SIGKILL' : 'SIGTERM');
+      const key = `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
+      const signalled = signalAll(key, pidsInCgroupTree(fs, dir), gracePeriodMs <= 0 ? 'SIGKILL' : 'SIGTERM');
       if (gracePeriodMs > 0) {
         context.clock.after(gracePeriodMs, () => {
           const left = pidsInCgroupTree(fs, dir);
           if (left.length > 0) log.info('grace period over; killing what is left', { uid, processes: left.length });
-          signalAll(left, 'SIGKILL');
+          signalAll(key, left, 'SIGKILL');
         });
       }
       return { signalled };

@@ -4,12 +4,12 @@
 // reloads the configuration. Any failure to start, and any unhandled rejection or uncaught
 // exception, is logged and exits with status 1: a half-started agent never stays up.
 
-import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { systemClock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import { startNodeAgent } from '../compose/agent.js';
 import { readAgentConfig, type AgentConfigFile } from '../compose/config-file.js';
+import { reportOwnCapabilities, setOomScoreAdj } from '../compose/own-process.js';
 import { formatConfigErrors } from '../config/effective-table.js';
 import type { RunningAgent } from '../daemon/agent.js';
 import { AgentError, ConfigError, errorMessage } from '../errors.js';
@@ -24,18 +24,6 @@ export interface RunOptions {
   readonly logLevel?: string;
   readonly port?: string;
   readonly hostRoot?: string;
-}
-
-// The agent must outlive the pods it protects the node from: keep the kernel OOM killer off it.
-function setOomScoreAdj(value: string, logger: Logger): void {
-  const adj = Number(value);
-  if (!Number.isInteger(adj) || adj < -1000 || adj > 1000) throw new AgentError('EVA_ERR_USAGE', `--oom-score-adj must be an integer from -1000 to 1000: ${value}`);
-  try {
-    writeFileSync('/proc/self/oom_score_adj', `${adj}\n`);
-    logger.info('oom_score_adj set', { oomScoreAdj: adj });
-  } catch (err) {
-    logger.warn('could not set oom_score_adj', { err: errorMessage(err) });
-  }
 }
 
 // The ops port as given on the command line: a whole number from 0 to 65535, nothing else.
@@ -54,6 +42,7 @@ export async function runAgent(options: RunOptions, file: AgentConfigFile, logge
   }
   const serverPort = options.port === undefined ? undefined : portOption(options.port);
   if (options.oomScoreAdj !== undefined) setOomScoreAdj(options.oomScoreAdj, logger);
+  reportOwnCapabilities(config, options.dryRun === true, logger);
   return startNodeAgent({
     config,
     nodeName,

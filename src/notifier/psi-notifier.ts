@@ -26,6 +26,7 @@ import { NotifierLifecycle } from './notifier-lifecycle.js';
 import { openPsiTrigger, unprivilegedWindowMs } from './psi-trigger.js';
 import { WorkingSetFastCheck, type FastCheckOutcome } from './working-set-fast-check.js';
 
+const ERRNO_EPERM = 1;
 const ERRNO_EINVAL = 22;
 
 export interface PsiNotifierOptions {
@@ -253,7 +254,9 @@ export class PsiNotifier extends NotifierLifecycle implements MemoryThresholdNot
     } catch (error) {
       const widenedMs = unprivilegedWindowMs(windowMs);
       if (!(error instanceof NativeError && error.errno === ERRNO_EINVAL) || widenedMs === null) {
-        this.reportOnce(description, `cannot arm the PSI trigger on ${pressurePath}: ${errorMessage(error)}`);
+        // Before Linux 6.5 only CAP_SYS_RESOURCE may open a pressure file for writing.
+        const hint = error instanceof NativeError && error.errno === ERRNO_EPERM ? ' (on kernels before 6.5, arming a PSI trigger needs CAP_SYS_RESOURCE)' : '';
+        this.reportOnce(description, `cannot arm the PSI trigger on ${pressurePath}: ${errorMessage(error)}${hint}`);
         return;
       }
       // EINVAL for a valid window means no CAP_SYS_RESOURCE: the kernel wants a multiple of 2 s.

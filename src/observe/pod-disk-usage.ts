@@ -9,6 +9,7 @@ import type { Pod } from '../api/pod.js';
 import type { HostFs } from '../host/host-fs.js';
 import { describeError, isNotFound } from '../host/read-result.js';
 import { containerNamesById } from './container-id.js';
+import { describePodFileError } from '../host/capabilities.js';
 import { addDiskUsage, diskUsage, filesUsage, NO_DISK_USAGE, WalkBudget, type DiskUsage } from './disk-usage.js';
 import { parseMountInfo, writableLayerDirs, type MountInfoEntry } from './mountinfo.js';
 import type { NodePod } from './node-pod-uids.js';
@@ -134,7 +135,7 @@ export class PodDiskUsageCache {
       } catch (error) {
         // Keeping nothing is what the kubelet does when a pod's stats cannot be computed.
         this.byUid.delete(uid);
-        problems.push(`disk usage of pod ${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''} not measured: ${describeError(error)}`);
+        problems.push(`disk usage of pod ${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''} not measured: ${describePodFileError(error)}`);
       }
     }
     for (const uid of this.byUid.keys()) if (!seen.has(uid)) this.byUid.delete(uid);
@@ -162,7 +163,7 @@ export class PodDiskUsageCache {
       for await (const entry of this.fs.readDir(podLogDir)) if (entry.isDirectory && containerNames.has(entry.name)) logSubdirs.push(entry.name);
       podLogs = await filesUsage(this.fs, podLogDir, budget);
     } catch (error) {
-      if (!isNotFound(error)) problems.push(`cannot read ${podLogDir}: ${describeError(error)}`);
+      if (!isNotFound(error)) problems.push(`cannot read ${podLogDir}: ${describePodFileError(error)}`);
     }
     for (const name of logSubdirs) {
       const usage = await filesUsage(this.fs, `${podLogDir}/${name}`, budget);
@@ -177,7 +178,7 @@ export class PodDiskUsageCache {
       try {
         for await (const entry of this.fs.readDir(pluginDir)) if (entry.isDirectory) names.push(entry.name);
       } catch (error) {
-        if (!isNotFound(error)) problems.push(`cannot read ${pluginDir}: ${describeError(error)}`);
+        if (!isNotFound(error)) problems.push(`cannot read ${pluginDir}: ${describePodFileError(error)}`);
         continue;
       }
       for (const name of names) {
@@ -185,7 +186,7 @@ export class PodDiskUsageCache {
           const usage = await diskUsage(this.fs, `${pluginDir}/${name}`, budget);
           if (usage !== undefined) volumes.set(name, usage);
         } catch (error) {
-          problems.push(`volume ${name} of pod ${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''} not measured: ${describeError(error)}`);
+          problems.push(`volume ${name} of pod ${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''} not measured: ${describePodFileError(error)}`);
         }
       }
     }
