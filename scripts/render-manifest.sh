@@ -10,13 +10,14 @@ out="$repo_root/deploy/daemonset.yaml"
 
 render() {
   cat <<'HEADER'
-# kube-eviction-agent: everything needed to run the agent on every node of a cluster, in one file.
+# kube-eviction-agent: everything needed to run the agent on every node of a cluster.
 #
-#   kubectl apply -f deploy/daemonset.yaml
+#   kubectl apply -f deploy/
 #
-# A Namespace, a ServiceAccount with least-privilege RBAC, the configuration (a ConfigMap holding
-# an AgentConfiguration), and the DaemonSet. docs/deployment.md explains every permission, mount
-# and setting below; docs/configuration.md is the configuration reference.
+# This file: a Namespace, a ServiceAccount with least-privilege RBAC, the configuration (a ConfigMap
+# holding an AgentConfiguration), and the DaemonSet. node-restriction.yaml beside it holds every
+# agent to its own node (Kubernetes 1.32 or later). docs/deployment.md explains every permission,
+# mount and setting below; docs/configuration.md is the configuration reference.
 #
 # Rendered from the Helm chart in deploy/chart with its default values, by
 # scripts/render-manifest.sh: edit the chart, not this file. With Helm:

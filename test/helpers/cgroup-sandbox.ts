@@ -113,7 +113,7 @@ setInterval(() => {}, 1 << 30);
 `;
 
 export class CgroupSandbox {
-  /** The top cgroup's name, `kea-test-<pid>-<n>`. */
+  /** The top cgroup's path relative to the hierarchy's root, `kea-test-<pid>-<n>` (below KEA_TEST_CGROUP_PARENT when set). */
   readonly name: string;
   /** The top cgroup's absolute path. */
   readonly path: string;
@@ -124,7 +124,11 @@ export class CgroupSandbox {
 
   private constructor(version: 'v1' | 'v2', memoryRoot: string, startTimeoutMs: number) {
     this.version = version;
-    this.name = `kea-test-${process.pid}-${sandboxCounter++}`;
+    // The v1 hierarchy's root directory is mode 0555: creating a cgroup right below it needs
+    // CAP_DAC_OVERRIDE. A run with the agent's own capabilities (scripts/with-capabilities.sh)
+    // gets a parent cgroup of its own instead, named here.
+    const parent = version === 'v1' ? (process.env.KEA_TEST_CGROUP_PARENT ?? '') : '';
+    this.name = `${parent === '' ? '' : `${parent}/`}kea-test-${process.pid}-${sandboxCounter++}`;
     this.path = join(memoryRoot, this.name);
     this.startTimeoutMs = startTimeoutMs;
   }

@@ -11,6 +11,7 @@ import { observeSettings } from '../fixtures/settings.js';
 import { silentLogger } from '../../src/api/logger.js';
 import type { Pod } from '../../src/api/pod.js';
 import { createCgroupObserver } from '../../src/observe/cgroup-observer.js';
+import { mountTmpfs, unmountTmpfs } from '../helpers/tmpfs-mount.js';
 
 const MiB = 1024 * 1024;
 
@@ -23,10 +24,10 @@ const unavailable = rootUnavailable();
 let hostRoot = '';
 const mounted: string[] = [];
 
-function mountTmpfs(relative: string, sizeMiB: number, inodes: number): string {
+function mountFixture(relative: string, sizeMiB: number, inodes: number): string {
   const dir = join(hostRoot, relative);
   mkdirSync(dir, { recursive: true });
-  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeMiB}m,nr_inodes=${inodes}`, 'tmpfs', dir]);
+  mountTmpfs(dir, sizeMiB, inodes);
   mounted.push(dir);
   return dir;
 }
@@ -42,9 +43,9 @@ beforeAll(() => {
   if (unavailable !== null) return;
   hostRoot = mkdtempSync(join(tmpdir(), 'kea-statfs-'));
   try {
-    mountTmpfs('var/lib/kubelet', 16, 1000);
-    mountTmpfs('var/lib/containerd', 32, 2000);
-    mountTmpfs('var/lib/containers', 8, 500);
+    mountFixture('var/lib/kubelet', 16, 1000);
+    mountFixture('var/lib/containerd', 32, 2000);
+    mountFixture('var/lib/containers', 8, 500);
   } catch (error) {
     cleanup();
     throw error;
@@ -53,13 +54,7 @@ beforeAll(() => {
 
 function cleanup(): void {
   // Innermost mounts first (a test may mount inside another mount).
-  for (const dir of mounted.splice(0).reverse()) {
-    try {
-      execFileSync('umount', [dir]);
-    } catch {
-      execFileSync('umount', ['-l', dir]);
-    }
-  }
+  for (const dir of mounted.splice(0).reverse()) unmountTmpfs(dir);
   if (hostRoot !== '') rmSync(hostRoot, { recursive: true, force: true });
 }
 
@@ -120,7 +115,7 @@ test('the disk-usage walk does not cross into another filesystem mounted inside 
   const volume = join(hostRoot, `var/lib/kubelet/pods/${uid}/volumes/kubernetes.io~empty-dir/cache`);
   mkdirSync(volume, { recursive: true });
   writeFileSync(join(volume, 'local'), Buffer.alloc(64 * 1024, 1));
-  const inner = mountTmpfs(`var/lib/kubelet/pods/${uid}/volumes/kubernetes.io~empty-dir/cache/mnt`, 4, 100);
+  const inner = mountFixture(`var/lib/kubelet/pods/${uid}/volumes/kubernetes.io~empty-dir/cache/mnt`, 4, 100);
   writeFileSync(join(inner, 'elsewhere'), Buffer.alloc(2 * MiB, 1));
   const pod: Pod = { metadata: { name: 'p', namespace: 'n', uid }, spec: { containers: [], volumes: [{ name: 'cache', emptyDir: {} }] } };
   const obs = observer();
