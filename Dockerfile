@@ -9,7 +9,7 @@
 #
 #   docker build -t kube-eviction-agent:0.1.0 .
 
-FROM node:20-bookworm-slim AS build
+FROM node:24.22.3-bookworm-slim AS build
 WORKDIR /src
 # Dependencies first, so a source change does not re-run the install.
 COPY package.json package-lock.json ./
@@ -19,7 +19,7 @@ COPY src ./src
 COPY native ./native
 RUN npm run build
 
-FROM node:20-bookworm-slim
+FROM node:24.22.3-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 # koffi's native library comes prebuilt inside its npm packages, so no compiler is needed here.

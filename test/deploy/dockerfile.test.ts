@@ -12,7 +12,9 @@ import { parseConfigText } from '../../src/config/load.js';
 import { dockerignoreFilter, healthcheckCommand, readDockerfile, runCommands, stageCopies, stageWorkdir, type Stage } from './dockerfile.js';
 import { DOCKERFILE_PATH, DOCKERIGNORE_PATH, embeddedConfig, loadManifest, REPO_ROOT } from './manifest.js';
 
-const BASE_IMAGE = 'node:20-bookworm-slim';
+// The image's Node, pinned to an exact release; scripts/install-node.sh fetches the same one for CI.
+const NODE_VERSION = '24.22.3';
+const BASE_IMAGE = `node:${NODE_VERSION}-bookworm-slim`;
 const stages = readDockerfile(DOCKERFILE_PATH);
 const buildStage = stages[0] as Stage;
 const finalStage = stages.at(-1) as Stage;
@@ -24,9 +26,28 @@ const packageJson = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'ut
 const instruction = (stage: Stage, keyword: string): string | undefined => stage.instructions.findLast((i) => i.keyword === keyword)?.args;
 
 describe('stages', () => {
-  test('a build stage and a runtime stage, both on the Node 20 slim image', () => {
+  test('a build stage and a runtime stage, both on the same exact Node 24 slim image', () => {
     expect(stages.map((s) => s.image)).toEqual([BASE_IMAGE, BASE_IMAGE]);
     expect(buildStage.name).toBe('build');
+  });
+
+  test('CI fetches the same Node release, with its integrity pinned', () => {
+    const script = readFileSync(join(REPO_ROOT, 'scripts', 'install-node.sh'), 'utf8');
+    expect(script).toMatch(new RegExp(`\\[${NODE_VERSION.replaceAll('.', '\\.')}\\]='sha512-[A-Za-z0-9+/]+={0,2}'`));
+  });
+
+  // CI runs every test on both: the image's Node and the machine's Node 20.
+  test("package.json's engines admit exactly the majors the tests run on, the image's release included", () => {
+    const engines = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+    const ranges = engines.split('||').map((r) => /^\^(\d+)\.(\d+)\.(\d+)$/.exec(r.trim())?.slice(1).map(Number));
+    expect(ranges.every((r) => r !== undefined)).toBe(true);
+    const admits = (version: string): boolean => {
+      const [major, minor, patch] = version.replace(/^v/, '').split('.').map(Number) as [number, number, number];
+      return ranges.some((r) => r !== undefined && r[0] === major && (minor > (r[1] as number) || (minor === r[1] && patch >= (r[2] as number))));
+    };
+    expect(ranges.map((r) => r?.[0])).toEqual([20, 24]);
+    expect(admits(NODE_VERSION)).toBe(true);
+    expect(admits(process.version)).toBe(true);
   });
 
   test('the build stage installs every dependency, then builds as CI does', () => {
