@@ -1,15 +1,19 @@
-// The image's /app tree, built and run without a container engine. The Dockerfile's build stage
-// is replayed from its own COPY and RUN lines (the context filtered by .dockerignore; the
+// The image's /app tree, built and run without a container engine, on the image's own Node (the
+// exact release the Dockerfile names, fetched by scripts/install-node.sh). The Dockerfile's build
+// stage is replayed from its own COPY and RUN lines (the context filtered by .dockerignore; the
 // repository's installed dependencies stand in for its `npm ci`), scripts/runtime-tree.sh then
 // builds the final stage's tree from that output, and the agent is run from it: its version, the
-// DaemonSet's configuration, every module loading with production dependencies only. Slow: it
-// compiles the project and runs `npm ci`.
+// DaemonSet's configuration, every module loading with production dependencies only, and the
+// capability check under exactly the DaemonSet's capabilities. Slow: it compiles the project and
+// runs `npm ci`.
 
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, posix, relative } from 'node:path';
+import { dirname, join, posix, relative } from 'node:path';
+import { capabilityCheckUnavailable, runWithCapabilities, STACK_FRAME } from '../helpers/capability-check.js';
 import { dockerignoreFilter, readDockerfile, runCommands, stageCopies, stageWorkdir, type Stage } from './dockerfile.js';
+import { findImageNode } from './image-node.js';
 import { agentContainer, DOCKERFILE_PATH, DOCKERIGNORE_PATH, embeddedConfig, loadManifest, packageVersion, REPO_ROOT, RUNTIME_TREE_SCRIPT } from './manifest.js';
 
 const SETUP_TIMEOUT_MS = 300_000;
@@ -23,9 +27,16 @@ const manifest = loadManifest();
 const container = agentContainer(manifest);
 const packageJson = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
 
-// The agent runs with the NODE_OPTIONS the DaemonSet gives it, and none of jest's.
+// The image's Node when it is there (CI requires it); else the tree is built and run on this one.
+const imageNode = findImageNode();
+const nodeBin = imageNode.ok ? imageNode.path : process.execPath;
+const required = process.env.KEA_E2E_REQUIRED === '1';
+if (!imageNode.ok) console.log(`runtime tree on ${process.version} instead of the image's Node: ${imageNode.reason}`);
+
+// The agent runs with the NODE_OPTIONS the DaemonSet gives it, and none of jest's; `node` and npm
+// run on the image's Node.
 function agentEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${dirname(nodeBin)}:${process.env.PATH ?? ''}` };
   delete env.NODE_OPTIONS;
   const nodeOptions = (container.env as { name: string; value?: string }[]).find((e) => e.name === 'NODE_OPTIONS')?.value;
   if (nodeOptions !== undefined) env.NODE_OPTIONS = nodeOptions;
@@ -84,7 +95,7 @@ beforeAll(() => {
       symlinkSync(join(REPO_ROOT, 'node_modules'), join(workdir, 'node_modules'), 'dir');
       continue;
     }
-    const env = { ...process.env };
+    const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${dirname(nodeBin)}:${process.env.PATH ?? ''}` };
     delete env.NODE_OPTIONS;
     const result = run('sh', ['-c', command], { cwd: workdir, env });
     if (command === 'npm run build') build = result;
@@ -149,15 +160,25 @@ describe('the tree matches the Dockerfile', () => {
 });
 
 describe('the agent runs from the tree', () => {
+  test("the tree is built and run on the image's exact Node release", () => {
+    if (!imageNode.ok) {
+      if (required) throw new Error(`KEA_E2E_REQUIRED=1 but ${imageNode.reason}`);
+      console.log(`skipped: ${imageNode.reason}`);
+      return;
+    }
+    const result = run(nodeBin, ['--version'], { cwd: ready().app });
+    expect(result.stdout.trim()).toBe(`v${imageNode.version}`);
+  });
+
   test('--version prints the package version', () => {
-    const result = run(process.execPath, [join(ready().app, 'dist/src/main.js'), '--version'], { cwd: ready().app });
+    const result = run(nodeBin, [join(ready().app, 'dist/src/main.js'), '--version'], { cwd: ready().app });
     expect(result.status === 0 ? result.stdout.trim() : describeRun(result)).toBe(packageVersion());
   });
 
   test("check-config accepts the DaemonSet's configuration", () => {
     const file = join(ready().root, 'config.yaml');
     writeFileSync(file, embeddedConfig(manifest).text);
-    const result = run(process.execPath, [join(ready().app, 'dist/src/main.js'), 'check-config', file], { cwd: ready().app });
+    const result = run(nodeBin, [join(ready().app, 'dist/src/main.js'), 'check-config', file], { cwd: ready().app });
     expect(result.status === 0 ? '' : describeRun(result)).toBe('');
     expect(result.stdout).toContain('valid AgentConfiguration');
   });
@@ -165,13 +186,13 @@ describe('the agent runs from the tree', () => {
   test('check-config rejects a broken configuration (the command really validates)', () => {
     const file = join(ready().root, 'broken.yaml');
     writeFileSync(file, 'apiVersion: kube-eviction-agent.io/v1alpha1\nkind: AgentConfiguration\nevictionHard:\n  mem.available: 100Mi\n');
-    const result = run(process.execPath, [join(ready().app, 'dist/src/main.js'), 'check-config', file], { cwd: ready().app });
+    const result = run(nodeBin, [join(ready().app, 'dist/src/main.js'), 'check-config', file], { cwd: ready().app });
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('mem.available');
   });
 
   test('the run command accepts every flag the DaemonSet passes', () => {
-    const result = run(process.execPath, [join(ready().app, 'dist/src/main.js'), 'run', '--help'], { cwd: ready().app });
+    const result = run(nodeBin, [join(ready().app, 'dist/src/main.js'), 'run', '--help'], { cwd: ready().app });
     const flags = (container.args as string[]).filter((a) => a.startsWith('--')).map((a) => a.split('=')[0] as string);
     expect({ status: result.status, missing: flags.filter((f) => !result.stdout.includes(f)) }).toEqual({ status: 0, missing: [] });
   });
@@ -179,7 +200,7 @@ describe('the agent runs from the tree', () => {
   test('every production dependency loads', () => {
     const names = Object.keys(packageJson.dependencies);
     const script = `for (const name of ${JSON.stringify(names)}) await import(name);`;
-    const result = run(process.execPath, ['--input-type=module', '-e', script], { cwd: ready().app });
+    const result = run(nodeBin, ['--input-type=module', '-e', script], { cwd: ready().app });
     expect(result.status === 0 ? '' : describeRun(result)).toBe('');
   });
 
@@ -197,9 +218,27 @@ describe('the agent runs from the tree', () => {
     const modules = files.filter((f) => !f.endsWith(join('dist', 'src', 'main.js')));
     expect(modules.length).toBeGreaterThan(10);
     const script = `const failed = []; for (const f of ${JSON.stringify(modules)}) { try { await import(f); } catch (e) { failed.push(f + ': ' + e.message); } } if (failed.length) { console.error(failed.join('\\n')); process.exit(1); }`;
-    const result = run(process.execPath, ['--input-type=module', '-e', script], { cwd: ready().app });
+    const result = run(nodeBin, ['--input-type=module', '-e', script], { cwd: ready().app });
     expect(result.status === 0 ? '' : describeRun(result)).toBe('');
   });
+});
+
+describe('the capability check from the tree', () => {
+  const capabilities = (container.securityContext as { capabilities: { add: string[] } }).capabilities.add;
+  test("every feature works under exactly the DaemonSet's capabilities, on the image's Node (root, capsh, cgroup v1)", async () => {
+    const unavailable = capabilityCheckUnavailable();
+    if (unavailable !== null) {
+      if (required && process.env.KEA_CAPABILITY_SET === undefined) throw new Error(`KEA_E2E_REQUIRED=1 but the capability check cannot run: ${unavailable}`);
+      console.log(`skipped: the capability check: ${unavailable}`);
+      return;
+    }
+    const result = await runWithCapabilities({ distRoot: join(ready().app, 'dist'), nodeBin, capabilities });
+    const failed = Object.entries(result.results).filter(([name, r]) => !r.ok && name !== 'oom-score-adj');
+    expect({ status: result.status, failed }).toEqual({ status: 0, failed: [] });
+    expect(Object.keys(result.results).sort()).toEqual(['freeze', 'memcg-threshold', 'observe', 'oom-score-adj', 'psi-trigger', 'read-proc-cgroup', 'start', 'terminate']);
+    expect(result.otherUserProcessSurvived).toBe(false);
+    expect(`${result.stdout}${result.stderr}`).not.toMatch(STACK_FRAME);
+  }, 120_000);
 });
 
 describe('the tree carries nothing it does not need', () => {

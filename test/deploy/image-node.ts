@@ -1,0 +1,31 @@
+// The Node.js the image ships, for running the image's tree on it: KEA_IMAGE_NODE_BIN when set,
+// else the copy scripts/install-node.sh leaves in its cache for the exact version the Dockerfile's
+// FROM lines name. Nothing is fetched here; a missing copy is a reason, with the command that
+// fetches it.
+
+import { accessSync, constants, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { DOCKERFILE_PATH } from './manifest.js';
+
+/** The exact Node version of the Dockerfile's base images (`node:24.22.3-bookworm-slim` -> 24.22.3). */
+export function imageNodeVersion(dockerfileText: string = readFileSync(DOCKERFILE_PATH, 'utf8')): string {
+  const versions = new Set([...dockerfileText.matchAll(/^FROM\s+node:(\d+\.\d+\.\d+)-\S+/gm)].map((m) => m[1] as string));
+  if (versions.size !== 1) throw new Error(`the Dockerfile's FROM lines name ${versions.size} exact Node versions, expected one`);
+  return [...versions][0] as string;
+}
+
+export type ImageNodeLookup = { readonly ok: true; readonly path: string; readonly version: string } | { readonly ok: false; readonly reason: string };
+
+export function findImageNode(env: Readonly<Record<string, string | undefined>> = process.env): ImageNodeLookup {
+  const version = imageNodeVersion();
+  const cacheDir = env.KEA_CACHE_DIR !== undefined && env.KEA_CACHE_DIR !== '' ? env.KEA_CACHE_DIR : join(env.HOME ?? homedir(), '.cache', 'kube-eviction-agent');
+  const fromEnv = env.KEA_IMAGE_NODE_BIN;
+  const path = fromEnv !== undefined && fromEnv !== '' ? fromEnv : join(cacheDir, `node-v${version}`, 'bin', 'node');
+  try {
+    accessSync(path, constants.X_OK);
+  } catch {
+    return { ok: false, reason: `the image's Node ${version} is not at ${path}: run \`bash scripts/install-node.sh\`${fromEnv === undefined ? '' : ' and point KEA_IMAGE_NODE_BIN at its last line'}` };
+  }
+  return { ok: true, path, version };
+}
