@@ -1,15 +1,14 @@
-// The Node.js the image ships, for running the image's tree on it: KEA_IMAGE_NODE_BIN when set,
-// else the copy scripts/install-node.sh leaves in its cache for the exact version the Dockerfile's
-// FROM lines name. Nothing is fetched here; a missing copy is a reason, with the command that
-// fetches it.
+// The Node.js the image ships, to run the agent on it outside the image: KEA_IMAGE_NODE_BIN when
+// set, else the copy scripts/install-node.sh leaves in its cache for the exact version the
+// Dockerfile's FROM lines name. Nothing is fetched here; a missing copy is a reason, with the
+// command that fetches it. Used by the runtime-tree test and the benchmark's runtime part.
 
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { DOCKERFILE_PATH } from './manifest.js';
 
 /** The exact Node version of the Dockerfile's base images (`node:24.22.3-bookworm-slim` -> 24.22.3). */
-export function imageNodeVersion(dockerfileText: string = readFileSync(DOCKERFILE_PATH, 'utf8')): string {
+export function imageNodeVersion(dockerfileText: string): string {
   const versions = new Set([...dockerfileText.matchAll(/^FROM\s+node:(\d+\.\d+\.\d+)-\S+/gm)].map((m) => m[1] as string));
   if (versions.size !== 1) throw new Error(`the Dockerfile's FROM lines name ${versions.size} exact Node versions, expected one`);
   return [...versions][0] as string;
@@ -17,8 +16,8 @@ export function imageNodeVersion(dockerfileText: string = readFileSync(DOCKERFIL
 
 export type ImageNodeLookup = { readonly ok: true; readonly path: string; readonly version: string } | { readonly ok: false; readonly reason: string };
 
-export function findImageNode(env: Readonly<Record<string, string | undefined>> = process.env): ImageNodeLookup {
-  const version = imageNodeVersion();
+export function findImageNode(repoRoot: string, env: Readonly<Record<string, string | undefined>> = process.env): ImageNodeLookup {
+  const version = imageNodeVersion(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8'));
   const cacheDir = env.KEA_CACHE_DIR !== undefined && env.KEA_CACHE_DIR !== '' ? env.KEA_CACHE_DIR : join(env.HOME ?? homedir(), '.cache', 'kube-eviction-agent');
   const fromEnv = env.KEA_IMAGE_NODE_BIN;
   const path = fromEnv !== undefined && fromEnv !== '' ? fromEnv : join(cacheDir, `node-v${version}`, 'bin', 'node');

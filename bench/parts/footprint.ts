@@ -22,7 +22,7 @@ import type { SyncLoopInput, SyncLoopOutput } from '../workers/sync-loop.js';
 import { nodeOfThisHost } from '../../src/compose/this-host.js';
 
 export const FOOTPRINT_PODS = 110;
-const NODE_NAME = 'footprint-node';
+export const FOOTPRINT_NODE_NAME = 'footprint-node';
 const EMPTY_EVERY = 10;
 
 export interface FootprintData {
@@ -81,11 +81,12 @@ function sampleProcess(pid: number): { ticks: number; mainTicks: number; rssByte
   return { ticks, mainTicks, rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM'), wakeups };
 }
 
-async function populate(sandbox: BenchCgroup, standIn: ApiStandIn): Promise<Pod[]> {
+/** The 110 pods of the footprint node in the stand-in, most with an idle process in its cgroup. */
+export async function populate(sandbox: BenchCgroup, standIn: ApiStandIn): Promise<Pod[]> {
   const pods: Pod[] = [];
   const idle: Promise<unknown>[] = [];
   for (let i = 0; i < FOOTPRINT_PODS; i++) {
-    const pod = standIn.createPod(benchPod({ name: `app-${String(i).padStart(3, '0')}`, nodeName: NODE_NAME, memoryRequest: '64Mi' }));
+    const pod = standIn.createPod(benchPod({ name: `app-${String(i).padStart(3, '0')}`, nodeName: FOOTPRINT_NODE_NAME, memoryRequest: '64Mi' }));
     pods.push(pod);
     const relative = containerCgroup(pod);
     if (i % EMPTY_EVERY === EMPTY_EVERY - 1) sandbox.mkdir(relative);
@@ -116,16 +117,19 @@ function agentConfig(sandbox: BenchCgroup, scratchDir: string): string {
   ].join('\n');
 }
 
-async function measureCli(context: PartContext, sandbox: BenchCgroup, standIn: ApiStandIn): Promise<Omit<FootprintData, 'syncLoop' | 'syncLoopError' | 'pods'>> {
+export type CliFootprint = Omit<FootprintData, 'syncLoop' | 'syncLoopError' | 'pods'>;
+
+/** The idle `run --dry-run` command's CPU and RSS; on another Node binary and window when asked. */
+export async function measureCli(context: PartContext, sandbox: BenchCgroup, standIn: ApiStandIn, options: { readonly nodeBin?: string; readonly warmupSeconds?: number; readonly sampleSeconds?: number } = {}): Promise<CliFootprint> {
   const configPath = join(context.scratchDir, 'agent.yaml');
   const kubeconfigPath = join(context.scratchDir, 'kubeconfig');
   writeFileSync(configPath, agentConfig(sandbox, context.scratchDir));
   writeFileSync(kubeconfigPath, kubeconfigFor(standIn));
-  const warmupSeconds = warmupFor(context.quick);
-  const sampleSeconds = sampleFor(context.quick);
+  const warmupSeconds = options.warmupSeconds ?? warmupFor(context.quick);
+  const sampleSeconds = options.sampleSeconds ?? sampleFor(context.quick);
   const ticksPerSecond = clockTicksPerSecond();
   const child: ChildProcess = trackChild(
-    spawn(process.execPath, [context.mainJs, 'run', '--config', configPath, '--kubeconfig', kubeconfigPath, '--node-name', NODE_NAME, '--dry-run', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn(options.nodeBin ?? process.execPath, [context.mainJs, 'run', '--config', configPath, '--kubeconfig', kubeconfigPath, '--node-name', FOOTPRINT_NODE_NAME, '--dry-run', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] }),
   );
   const output: string[] = [];
   for (const stream of [child.stdout, child.stderr]) if (stream !== null) createInterface({ input: stream }).on('line', (line) => output.push(line));
@@ -219,7 +223,7 @@ export const footprintPart: BenchPart<FootprintData> = {
     const standIn = await startApiStandIn();
     const sandbox = BenchCgroup.create('footprint');
     try {
-      standIn.setNode(nodeOfThisHost(NODE_NAME));
+      standIn.setNode(nodeOfThisHost(FOOTPRINT_NODE_NAME));
       const pods = await populate(sandbox, standIn);
       const cli = await measureCli(context, sandbox, standIn);
       let syncLoop: SyncLoopOutput | null = null;

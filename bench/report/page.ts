@@ -13,14 +13,16 @@ import type { FootprintData } from '../parts/footprint.js';
 import type { NodeCostData } from '../parts/node-cost.js';
 import type { OomRaceData } from '../parts/oom-race.js';
 import type { ReactionLatencyData } from '../parts/reaction-latency.js';
+import type { RuntimeData } from '../parts/runtime.js';
 import { errorMessage } from '../../src/errors.js';
 import { missingSection, table, type Headline, type Section } from './markdown.js';
 import { costSection } from './section-cost.js';
 import { footprintSection } from './section-footprint.js';
 import { latencySection } from './section-latency.js';
 import { oomRaceSection } from './section-oom-race.js';
+import { runtimeSection } from './section-runtime.js';
 
-type Render = (result: PartResult) => Section;
+type Render = (result: PartResult, title: string) => Section;
 
 // Beside the source in bench/report/ (the compiled page runs from dist/bench/report/).
 const CGROUP_V2_RACE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bench', 'report', 'cgroup-v2-oom-race.md');
@@ -54,6 +56,7 @@ const RENDERERS: Readonly<Record<string, Render>> = {
   'reaction-latency': (r) => latencySection(r as PartResult<ReactionLatencyData>),
   'node-cost': (r) => costSection(r as PartResult<NodeCostData>),
   footprint: (r) => footprintSection(r as PartResult<FootprintData>),
+  runtime: (r, title) => runtimeSection(r as PartResult<RuntimeData>, title),
 };
 
 function verdict(h: Headline): string {
@@ -71,7 +74,7 @@ export function writeBenchmarkPage(docsDir: string, results: ReadonlyMap<string,
     const title = `${i + 1}. ${part.title}`;
     if (result === undefined || result.data === null) return missingSection(title, result, PLACEHOLDERS[part.name] ?? []);
     try {
-      return (RENDERERS[part.name] as Render)(result);
+      return (RENDERERS[part.name] as Render)(result, title);
     } catch (err) {
       return missingSection(title, { ...result, error: `cannot render the stored result: ${errorMessage(err)}`, data: null }, PLACEHOLDERS[part.name] ?? []);
     }
@@ -102,11 +105,12 @@ ${cgroupV2RaceSection()}
 \`\`\`
 npm run bench                       # everything, about half an hour; rewrites this page
 npm run bench -- --quick            # a smoke check, a few minutes (writes to a scratch directory)
-npm run bench -- --part oom-race    # one part: oom-race, reaction-latency, node-cost, footprint
+npm run bench -- --part oom-race    # one part: oom-race, reaction-latency, node-cost, footprint, runtime
 \`\`\`
 
 It needs root and a cgroup v1 memory hierarchy with \`cgroup.event_control\` at \`/sys/fs/cgroup/memory\`
-(where memory thresholds fire); a part that cannot run says so here and in the output. Everything
+(where memory thresholds fire); the runtime part also needs the image's Node (\`bash scripts/install-node.sh\`).
+A part that cannot run says so here and in the output. Everything
 it creates — cgroups named \`kea-bench-<pid>-…\`, the processes in them, the API stand-in, scratch
 files — is removed when it ends, also on failure or Ctrl-C. Results are kept per part in
 \`bench/results/*.json\`, so \`--part\` re-runs one part and the page keeps the others' latest results.

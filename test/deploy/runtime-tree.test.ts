@@ -11,9 +11,9 @@ import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix, relative } from 'node:path';
+import { findImageNode } from '../../bench/lib/image-node.js';
 import { capabilityCheckUnavailable, runWithCapabilities, STACK_FRAME } from '../helpers/capability-check.js';
 import { dockerignoreFilter, readDockerfile, runCommands, stageCopies, stageWorkdir, type Stage } from './dockerfile.js';
-import { findImageNode } from './image-node.js';
 import { agentContainer, DOCKERFILE_PATH, DOCKERIGNORE_PATH, embeddedConfig, loadManifest, packageVersion, REPO_ROOT, RUNTIME_TREE_SCRIPT } from './manifest.js';
 
 const SETUP_TIMEOUT_MS = 300_000;
@@ -28,7 +28,7 @@ const container = agentContainer(manifest);
 const packageJson = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
 
 // The image's Node when it is there (CI requires it); else the tree is built and run on this one.
-const imageNode = findImageNode();
+const imageNode = findImageNode(REPO_ROOT);
 const nodeBin = imageNode.ok ? imageNode.path : process.execPath;
 const required = process.env.KEA_E2E_REQUIRED === '1';
 if (!imageNode.ok) console.log(`runtime tree on ${process.version} instead of the image's Node: ${imageNode.reason}`);
