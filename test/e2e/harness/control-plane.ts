@@ -136,7 +136,7 @@ export class ControlPlane {
       `--service-account-key-file=${c.saPubFile}`,
       `--service-account-signing-key-file=${c.saKeyFile}`,
       '--service-cluster-ip-range=10.0.0.0/24',
-      // The agent's DaemonSet is privileged; the deployment check applies it (dry run).
+      // The privileged fallback (deploy/patches/privileged.yaml) is applied to the DaemonSet.
       '--allow-privileged=true',
     ];
     const apiserver = ManagedProcess.start('kube-apiserver', this.options.binaries.apiserver, args, { env: cleanEnv(), logFile: join(this.dir, 'kube-apiserver.log'), cwd: this.dir });
