@@ -255,7 +255,7 @@ describe('pod ephemeral storage through the observer', () => {
     const obs = createCgroupObserver(observeSettings({ hostRoot: host }), { clock: new FakeClock(), logger: new RecordingLogger(), hostFs, processCountIntervalMs: 10_000 });
     await obs.refreshDiskUsage([pod]);
     const { summary, problems } = await obs.observe([pod]);
-    expect(problems).toEqual(['volume cache of pod default/web not measured: EACCES']);
+    expect(problems).toEqual(['volume cache of pod default/web not measured: EACCES (reading what another user owns needs CAP_DAC_READ_SEARCH)']);
     expect(summary.pods?.[0]?.volume?.map((v) => v.name).sort()).toEqual(['cfg', 'mem', 'tok']);
     expect(summary.pods?.[0]?.volume?.find((v) => v.name === 'cfg')?.usedBytes).toBe(Number(duBytes(paths.cfg)));
   });
