@@ -448,7 +448,7 @@ suite.test('the agent itself, with its pod-bound token, does its work under the 
   expect(events.map((e) => e.involvedObject.name)).toEqual(['intolerant']);
   expect(scenario.pods.first('intolerant', (p) => p.status?.conditions?.some((c) => c.type === 'DisruptionTarget') === true)).toBeDefined();
   // Not one of its requests was refused.
-  const refusedLines = agent.log.lines().filter((l) => /\b(403|422)\b|forbidden|ValidatingAdmissionPolicy/i.test(JSON.stringify(l)));
+  const refusedLines = agent.log.lines.filter((l) => /\b(403|422)\b|forbidden|ValidatingAdmissionPolicy/i.test(JSON.stringify(l)));
   expect(refusedLines).toEqual([]);
   expect(agent.log.refusals()).toEqual([]);
 }, 120_000);
