@@ -8,6 +8,7 @@
 // work (NoExecute taint evictions through the Eviction API, Events, DisruptionTarget) unhindered.
 
 import { join } from 'node:path';
+import { nodeOfThisHost } from '../../src/compose/this-host.js';
 import type { ApiClient, ApiResponse } from './harness/api-client.js';
 import { CONTENT_TYPE } from './harness/api-client.js';
 import { serviceAccountToken } from './harness/agent-identity.js';
@@ -433,6 +434,9 @@ suite.test('the agent itself, with its pod-bound token, does its work under the 
   // The scenario starts the agent with the identity's token: this one, bound to the agent's pod on node-agent.
   const scenario = await startNodeScenario({ ...context, identity: { ...identity, get token() { return token; } } }, { nodeName: 'node-agent', namespace: 'agent-under-policy' });
   token = (await agentPodOnNode(admin, identity, 'node-agent')).token;
+  // The agent acts only on the Node of its own host: this one carries this machine's nodeInfo, as a
+  // kubelet here would report it.
+  await context.plane.node('node-agent').patch('/api/v1/nodes/node-agent/status', { status: nodeOfThisHost('node-agent').status }, CONTENT_TYPE.strategicMergePatch);
   await scenario.runPods([{ name: 'intolerant' }]);
   const agent = await scenario.startAgent(AGENT_CONFIG);
   context.defer(() => setTaint(admin, 'node-agent', NO_EXECUTE, false));
