@@ -134,6 +134,29 @@ describe('helm lint and helm template (real helm)', () => {
     expect(kubelet.find((o) => o.kind === 'DaemonSet')?.spec.template.spec.containers[0].image).toBe('registry.example.com/platform/kube-eviction-agent:0.1.0-rc.1');
   });
 
+  helmTest('not privileged by default, with exactly KILL and DAC_READ_SEARCH; the value privileged renders what deploy/patches/privileged.yaml patches in', () => {
+    const agentOf = (objects: KubeObject[]): KubeObject => (objects.find((o) => o.kind === 'DaemonSet') as KubeObject).spec.template.spec.containers[0];
+    const minimal = agentOf(renderChart());
+    expect(minimal.securityContext).toEqual({
+      runAsUser: 0,
+      runAsNonRoot: false,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+      capabilities: { drop: ['ALL'], add: ['KILL', 'DAC_READ_SEARCH'] },
+    });
+    // Lowering its OOM score needs CAP_SYS_RESOURCE: not asked for where it would be refused.
+    expect((minimal.args as string[]).some((a) => a.startsWith('--oom-score-adj'))).toBe(false);
+
+    const patch = (parse(readFileSync(join(REPO_ROOT, 'deploy', 'patches', 'privileged.yaml'), 'utf8')) as KubeObject).spec.template.spec.containers[0];
+    const patched: Record<string, unknown> = { ...minimal.securityContext, ...patch.securityContext };
+    // A strategic merge patch deletes a key set to null.
+    for (const [key, value] of Object.entries(patched)) if (value === null) delete patched[key];
+    const privileged = agentOf(renderChart(['--values', join(VALUE_SETS_DIR, 'privileged-values.yaml')]));
+    expect(privileged.securityContext).toEqual(patched);
+    expect(privileged.args).toEqual(patch.args);
+  });
+
   // Out of date: eval "$(bash scripts/build-tools.sh)" && bash scripts/render-manifest.sh
   helmTest('deploy/daemonset.yaml is the chart rendered with its defaults (scripts/render-manifest.sh)', () => {
     const run = spawnSync('bash', [join(REPO_ROOT, 'scripts', 'render-manifest.sh'), '--check'], { encoding: 'utf8', env: process.env });
