@@ -42,7 +42,7 @@ module.exports = {
     onlyImports('config-compiles-alone', 'config/', [VOCABULARY, '^src/host/pod-cgroup-names\\.ts$'], 'configuration is compiled from the file alone: it knows no adapter and no part of the running agent'),
     onlyImports('observe-is-an-adapter', 'observe/', ADAPTER_BASE, 'the observers implement the daemon\'s ports on the host leaf; they import no other adapter'),
     onlyImports('notifier-is-an-adapter', 'notifier/', [...ADAPTER_BASE, '^native/'], 'the notifiers implement the daemon\'s port on the host leaf and the native layer; no other adapter'),
-    onlyImports('act-is-an-adapter', 'act/', ADAPTER_BASE, 'what acts on the host (signals, later freezing) implements the daemon\'s port on the host leaf; no other adapter'),
+    onlyImports('act-is-an-adapter', 'act/', [...ADAPTER_BASE, '^native/'], 'what acts on the host (signals through pidfds, cgroup.kill) implements the daemon\'s port on the host leaf and the native layer; no other adapter'),
     onlyImports('kube-is-an-adapter', 'kube/', [VOCABULARY, '^src/daemon/ports\\.ts$'], 'the Kubernetes adapters implement the daemon\'s cluster ports; no other adapter'),
     onlyImports('daemon-knows-ports-not-adapters', 'daemon/', [VOCABULARY, ...CORE, '^src/config/types\\.ts$'], 'the running agent drives the core through its own ports; it never imports an adapter or the composition root'),
     onlyImports('replay-is-the-core-offline', 'replay/', [VOCABULARY, ...CORE], 'replay drives the core on a virtual clock: no adapters, no daemon'),

@@ -1,7 +1,8 @@
 // The koffi declarations of the libc calls the notifiers need (eventfd, epoll_create1, epoll_ctl,
-// epoll_wait, read, pread, write, open, close, and the xattr calls) and errno. This is, with native-error.ts, the only code that
+// epoll_wait, read, pread, write, open, close, and the xattr calls), the pidfd calls the pod
+// terminator signals through (pidfd_open, pidfd_send_signal), and errno. This is, with native-error.ts, the only code that
 // touches the FFI. libc is loaded on first use, so importing this module costs nothing on machines
-// (or in tests) that never arm a kernel notifier.
+// (or in tests) that never arm a kernel notifier or end a process.
 
 import * as koffi from 'koffi';
 
@@ -93,6 +94,47 @@ export function libc(): Libc {
     errno: () => koffi.errno(),
   };
   return loaded;
+}
+
+export interface PidfdCalls {
+  /** `pidfd_open(pid, 0)`: a descriptor on exactly this process (close-on-exec), or -1 with errno. */
+  pidfd_open(pid: number): number;
+  /** `pidfd_send_signal(pidfd, sig, NULL, 0)`: 0, or -1 with errno (ESRCH once the process has exited). */
+  pidfd_send_signal(pidfd: number, signal: number): number;
+  close(fd: number): number;
+  errno(): number;
+}
+
+// The system call numbers of the calls added after the generic table was unified (Linux 5.1): the
+// same on x86_64, arm64 and every other architecture the agent runs on.
+const SYS_PIDFD_SEND_SIGNAL = 424;
+const SYS_PIDFD_OPEN = 434;
+
+let loadedPidfd: PidfdCalls | null = null;
+
+/**
+ * The pidfd calls (Linux 5.3 and later): glibc's wrappers where it has them (2.36 and later),
+ * the raw system calls otherwise. Loaded once.
+ */
+export function pidfdCalls(): PidfdCalls {
+  if (loadedPidfd !== null) return loadedPidfd;
+  const lib = koffi.load('libc.so.6');
+  const close = lib.func('int close(int fd)');
+  let open: (pid: number) => number;
+  let send: (pidfd: number, signal: number) => number;
+  try {
+    const wrappedOpen = lib.func('int pidfd_open(int pid, unsigned int flags)');
+    const wrappedSend = lib.func('int pidfd_send_signal(int pidfd, int sig, void *info, unsigned int flags)');
+    open = (pid) => wrappedOpen(pid, 0) as number;
+    send = (pidfd, signal) => wrappedSend(pidfd, signal, null, 0) as number;
+  } catch {
+    // An older glibc: the same calls through syscall(2), which is variadic in C.
+    const syscall = lib.func('long syscall(long number, ...)');
+    open = (pid) => Number(syscall(SYS_PIDFD_OPEN, 'int', pid, 'unsigned int', 0));
+    send = (pidfd, signal) => Number(syscall(SYS_PIDFD_SEND_SIGNAL, 'int', pidfd, 'int', signal, 'void *', null, 'unsigned int', 0));
+  }
+  loadedPidfd = { pidfd_open: open, pidfd_send_signal: send, close: (fd) => close(fd) as number, errno: () => koffi.errno() };
+  return loadedPidfd;
 }
 
 /** Decodes the i-th `struct epoll_event` of an epoll_wait buffer. */

@@ -8,6 +8,7 @@ import { NativeError } from '../src/errors.js';
 export const ERRNO_EINTR = koffi.os.errno.EINTR ?? 4;
 export const ERRNO_EAGAIN = koffi.os.errno.EAGAIN ?? 11;
 export const ERRNO_ENODATA = koffi.os.errno.ENODATA ?? 61;
+export const ERRNO_ESRCH = koffi.os.errno.ESRCH ?? 3;
 
 // errno number -> the first symbolic name koffi lists for it (EAGAIN before its alias EWOULDBLOCK).
 const errnoNames = new Map<number, string>();

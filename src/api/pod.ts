@@ -97,6 +97,7 @@ export interface PodStatus {
   conditions?: PodCondition[];
   containerStatuses?: ContainerStatus[];
   initContainerStatuses?: ContainerStatus[];
+  ephemeralContainerStatuses?: ContainerStatus[];
 }
 
 export interface Pod {
@@ -125,4 +126,40 @@ export interface NodeSystemInfo {
 /** `namespace/name`, the key the kubelet and the taint manager print. */
 export function podKey(pod: Pod): string {
   return `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
+}
+
+// The API server names every object with a random UUID (8-4-4-4-12 hex digits); the kubelet names a
+// static pod after the MD5 hash of its manifest (32 hex digits), which its mirror pod carries in the
+// `kubernetes.io/config.mirror` annotation. Nothing else may become part of a cgroup path: a UID
+// is spliced into `kubepods/<qos>/pod<uid>`, so `..` or a `/` in it would point anywhere on the host.
+const API_UID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const STATIC_POD_UID = /^[0-9a-f]{32}$/i;
+
+/** Whether a pod UID has the API server's UUID form or a static pod's hash form (the only ones a pod cgroup is named after). */
+export function isPodUid(uid: unknown): uid is string {
+  return typeof uid === 'string' && (API_UID.test(uid) || STATIC_POD_UID.test(uid));
+}
+
+/** An outside value (a UID, a name) as it may be shown in a log line: bounded, quoted, control characters escaped. */
+export function printableValue(value: unknown): string {
+  const text = typeof value === 'string' ? value : String(value);
+  const shown = JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}...` : text);
+  return `${shown} (${text.length} characters)`;
+}
+
+// The API server's own syntax for the names that reach host paths (`<namespace>_<name>_<uid>` of a
+// pod's log directory): a DNS-1123 label for a namespace, a DNS-1123 subdomain for a pod name.
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * Why a pod's identity cannot be used to find its files on the host (a UID not in the API server's
+ * form, a name or namespace outside the Kubernetes syntax), or null when it can.
+ */
+export function podIdentityProblem(pod: Pod): string | null {
+  const { uid, name, namespace } = pod.metadata;
+  if (!isPodUid(uid)) return `the pod UID ${printableValue(uid)} is not in the API server's form`;
+  if (typeof name !== 'string' || name.length > 253 || !DNS_SUBDOMAIN.test(name)) return `the pod name ${printableValue(name)} is not a DNS-1123 subdomain`;
+  if (typeof namespace !== 'string' || namespace.length > 63 || !DNS_LABEL.test(namespace)) return `the namespace ${printableValue(namespace)} is not a DNS-1123 label`;
+  return null;
 }

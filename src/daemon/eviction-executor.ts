@@ -341,6 +341,8 @@ export class EvictionExecutor {
         this.log.warn('evicted pod', { pod: key, signal, action, gracePeriodSeconds: eviction.gracePeriodSeconds });
         return 'accepted';
       case 'blocked':
+        // The budget stands: the pod stays, so its containers are no longer kept ended.
+        if (localKill) this.deps.terminator.release?.(checked.pod.metadata.uid ?? '');
         this.log.warn('eviction refused by a PodDisruptionBudget; trying the next candidate', { pod: key, message: outcome.message });
         this.recordPodEvent(checked.pod, { type: 'Warning', reason: 'EvictionBlocked', message: `Eviction for ${signal} refused: ${outcome.message}` });
         return 'blocked';
@@ -369,9 +371,10 @@ export class EvictionExecutor {
     const ended = this.deps.terminator.terminate(eviction.pod, graceMs);
     this.observeLatency(notifiedAtMs, 'local-termination');
     const signal = signalLabel(eviction);
-    void ended.then(({ signalled }) => {
-      note('local-termination', signalled > 0 ? 'accepted' : 'gone');
-      this.log.warn('ended pod processes locally', { pod: key, signal, processes: signalled, gracePeriodMs: graceMs });
+    void ended.then(({ signalled, refused }) => {
+      note('local-termination', refused !== undefined ? 'refused' : signalled > 0 ? 'accepted' : 'gone', refused);
+      this.log.warn('ended pod processes locally', { pod: key, signal, processes: signalled, gracePeriodMs: graceMs, ...(refused === undefined ? {} : { refused }) });
+      if (refused !== undefined) this.recordPodEvent(eviction.pod, { type: 'Warning', reason: 'LocalTerminationRefused', message: `Local termination refused: ${refused}`.slice(0, 1024) });
     });
   }
 

@@ -41,7 +41,7 @@ export function createAgentMetrics(withDefaults = true): AgentMetrics {
     registry,
     evictions: counter(
       'evictions_total',
-      'Eviction attempts by signal (or local-storage limit), action (eviction-api, delete, local-termination) and result (accepted, blocked, gone, failed, skipped, dry-run)',
+      'Eviction attempts by signal (or local-storage limit), action (eviction-api, delete, local-termination) and result (accepted, blocked, gone, failed, skipped, refused, dry-run)',
       ['signal', 'action', 'result'],
     ),
     signalAvailable: gauge('signal_available', 'Each eviction signal\'s observed available amount (bytes, inodes or PIDs)', ['signal']),

@@ -158,12 +158,22 @@ export interface NodeReporter {
 
 // ---- The node side that acts: implemented by src/act. ----
 
-/** Ends a pod's processes on this node, from its cgroup, without waiting for the API server or the kubelet. */
+/** What one local termination did. */
+export interface LocalTermination {
+  /** Processes signalled (0 when the pod's cgroup is not found, or everything was refused). */
+  readonly signalled: number;
+  /** Why some or all of the pod's processes were not signalled although found (an unsafe UID, a path or a process outside the pod). */
+  readonly refused?: string;
+}
+
+/** Ends a pod's containers on this node, from its cgroup, without waiting for the API server or the kubelet. */
 export interface LocalTerminator {
   /**
-   * Sends SIGTERM to every process in the pod's cgroup, then SIGKILL to those left after
-   * `gracePeriodMs`. Resolves with the number of processes signalled (0 when the cgroup is not
-   * found). Never throws.
+   * Sends SIGTERM to every process of the pod's containers (never its sandbox), then SIGKILL to
+   * those left after `gracePeriodMs`, and keeps ending a container restarted in the pod until the
+   * pod's cgroup is gone or {@link LocalTerminator.release} is called. Never throws.
    */
-  terminate(pod: Pod, gracePeriodMs: number): Promise<{ readonly signalled: number }>;
+  terminate(pod: Pod, gracePeriodMs: number): Promise<LocalTermination>;
+  /** Stops keeping the pod's containers ended (its deletion will not be retried: a budget refused it). */
+  release?(uid: string): void;
 }

@@ -7,7 +7,7 @@
 // which is what keeps a sync over 110 pods at a few milliseconds. Anything that can touch a disk
 // (statfs, the usage walk) goes through the asynchronous API instead.
 
-import { closeSync, existsSync, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { lstat, opendir, readFile, stat, statfs } from 'node:fs/promises';
 
 /** statfs(2) figures, exact. `blockSizeBytes` is the unit of every block count. */
@@ -68,6 +68,10 @@ export interface HostFs {
   subdirectoryCount(path: string): number | undefined;
   /** Whether a path exists, synchronously. */
   exists(path: string): boolean;
+  /** The canonical path, every symlink and `..` resolved (realpath(3)), synchronously. Throws the fs error. */
+  realPath(path: string): string;
+  /** Writes one command to a kernel control file (`cgroup.kill`, `cgroup.freeze`) in one write, synchronously. Throws the fs error. */
+  writeControlFile(path: string, text: string): void;
   statfs(path: string): Promise<HostStatfs>;
   /** The device (st_dev) the path lives on, following symlinks. */
   deviceOf(path: string): Promise<bigint>;
@@ -127,6 +131,8 @@ export const nodeHostFs: HostFs = {
     return links >= 2 ? links - 2 : undefined;
   },
   exists: (path) => existsSync(path),
+  realPath: (path) => realpathSync.native(path),
+  writeControlFile: (path, text) => writeFileSync(path, text),
   async statfs(path) {
     const s = await statfs(path, { bigint: true });
     return {

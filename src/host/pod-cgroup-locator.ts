@@ -1,10 +1,14 @@
 // Finds each pod's cgroup by UID under the pod cgroup root, for either cgroup driver, and
 // remembers where it was found so a steady-state sync costs no directory probing. A remembered
 // path that has vanished (the pod restarted under another QoS tier, or was removed) is forgotten
-// and searched for again.
+// and searched for again. A UID not in the API server's form is never looked for, and a directory
+// is taken only once its real path is proven to lie inside the pod cgroup root (which is itself
+// proven to lie inside the node cgroup): a crafted UID cannot name any other cgroup of the host.
 
 import type { CgroupDriver, CgroupDriverSetting } from '../api/agent-settings.js';
+import { isPodUid, printableValue } from '../api/pod.js';
 import type { HostFs } from './host-fs.js';
+import { isPlainRelativePath, resolveInside } from './path-safety.js';
 import { podCgroupPath, podCgroupRootCandidates, qosSearchOrder } from './pod-cgroup-names.js';
 import { readFailed, readOk, type ReadResult } from './read-result.js';
 
@@ -35,31 +39,45 @@ export class PodCgroupLocator {
     this.candidates = podCgroupRootCandidates(podCgroupRoot, driver).map((c) => ({ dir: `${nodeDir}/${c.relativePath}`, ...c }));
   }
 
-  /** The kubepods cgroup: the first candidate that exists, found once and then remembered. */
+  /** The kubepods cgroup: the first candidate that exists (inside the node cgroup), found once and then remembered. */
   podCgroupRootDir(): ReadResult<PodCgroupRoot> {
     if (this.root !== undefined) return readOk(this.root);
     const found = this.candidates.find((candidate) => this.fs.exists(candidate.dir));
     if (found === undefined) {
       return readFailed(`no pod cgroup root found (looked for ${this.candidates.map((c) => c.dir).join(', ')})`, true);
     }
+    if (!isPlainRelativePath(found.relativePath)) return readFailed(`the pod cgroup root ${JSON.stringify(found.relativePath)} is not a plain relative path`);
+    const inside = resolveInside(this.fs, this.nodeDir, found.dir);
+    if (!inside.ok) return readFailed(`the pod cgroup root is refused: ${inside.reason}`, inside.notFound);
     this.root = found;
     return readOk(found);
   }
 
-  /** The pod's cgroup directory, or undefined when it does not exist (yet, or any more). */
+  /** The pod's cgroup directory, or undefined when it does not exist (yet, or any more) or is refused. */
   locate(uid: string, qosClass: string | undefined): string | undefined {
+    const located = this.locateOrWhy(uid, qosClass);
+    return located.ok ? located.value : undefined;
+  }
+
+  /**
+   * The pod's cgroup directory, or why there is none: not found (`notFound`), or refused (a UID not
+   * in the API server's form, a directory resolving outside the pod cgroup root).
+   */
+  locateOrWhy(uid: string, qosClass: string | undefined): ReadResult<string> {
     const known = this.dirsByUid.get(uid);
-    if (known !== undefined) return known;
+    if (known !== undefined) return readOk(known);
+    if (!isPodUid(uid)) return readFailed(`the pod UID ${printableValue(uid)} is not in the API server's form; refused`);
     const root = this.podCgroupRootDir();
-    if (!root.ok) return undefined;
+    if (!root.ok) return root;
     for (const qos of qosSearchOrder(qosClass)) {
       const dir = `${this.nodeDir}/${podCgroupPath(root.value.relativePath, root.value.driver, qos, uid)}`;
-      if (this.fs.exists(dir)) {
-        this.dirsByUid.set(uid, dir);
-        return dir;
-      }
+      if (!this.fs.exists(dir)) continue;
+      const inside = resolveInside(this.fs, root.value.dir, dir);
+      if (!inside.ok) return readFailed(`the cgroup of pod UID ${uid} is refused: ${inside.reason}`, inside.notFound);
+      this.dirsByUid.set(uid, dir);
+      return readOk(dir);
     }
-    return undefined;
+    return readFailed(`no cgroup found for pod UID ${uid}`, true);
   }
 
   /** Forgets a pod's remembered directory (it was not found there). */

@@ -6,7 +6,7 @@
 // never rejects.
 
 import type { ObserveSettings } from '../api/agent-settings.js';
-import type { Pod } from '../api/pod.js';
+import { podIdentityProblem, podKey, printableValue, type Pod } from '../api/pod.js';
 import type { NodeStats, PodStats, Summary } from '../api/summary.js';
 import type { NodeObserver, Observation } from '../daemon/ports.js';
 import { nodeHostFs, type HostFs } from '../host/host-fs.js';
@@ -64,8 +64,15 @@ export function createCgroupObserver(settings: ObserveSettings, context: CgroupO
     return found;
   }
 
-  async function observe(pods: readonly Pod[]): Promise<Observation> {
+  async function observe(allPods: readonly Pod[]): Promise<Observation> {
     problemLog.begin();
+    // A pod whose UID, name or namespace could not have come from the API server never reaches a
+    // host path: it gets no stats (the engine cannot rank it on numbers not its own), and says why.
+    const pods = allPods.filter((pod) => {
+      const problem = podIdentityProblem(pod);
+      if (problem !== null) report(`pod ${printableValue(podKey(pod))} refused: ${problem}`);
+      return problem === null;
+    });
     const time = new Date(clock.nowMs()).toISOString();
     // statfs may wait on a disk: started first, so it runs on the thread pool while cgroups are read.
     const filesystems = readNodeFilesystems(fs, paths, time, report);

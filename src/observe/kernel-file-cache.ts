@@ -132,6 +132,12 @@ export class KernelFileCache implements HostFs {
   exists(path: string): boolean {
     return this.inner.exists(path);
   }
+  realPath(path: string): string {
+    return this.inner.realPath(path);
+  }
+  writeControlFile(path: string, text: string): void {
+    this.inner.writeControlFile(path, text);
+  }
   statfs(path: string): Promise<HostStatfs> {
     return this.inner.statfs(path);
   }

@@ -5,10 +5,10 @@
 // in the background at most once per interval and the memory sync only reads the cached result,
 // as the kubelet's own volume stats are cached and recomputed periodically.
 
-import type { Pod } from '../api/pod.js';
+import { isPodUid, podIdentityProblem, type Pod } from '../api/pod.js';
 import type { HostFs } from '../host/host-fs.js';
 import { describeError, isNotFound } from '../host/read-result.js';
-import { containerNamesById } from './container-id.js';
+import { containerNamesById } from '../host/container-id.js';
 import { describePodFileError } from '../host/capabilities.js';
 import { addDiskUsage, diskUsage, filesUsage, NO_DISK_USAGE, WalkBudget, type DiskUsage } from './disk-usage.js';
 import { parseMountInfo, writableLayerDirs, type MountInfoEntry } from './mountinfo.js';
@@ -129,6 +129,8 @@ export class PodDiskUsageCache {
     const mounts = await this.readMounts(problems);
     const seen = new Set<string>();
     for (const { pod, uid } of pods) {
+      // Only identities the API server could have issued become paths (the observer reports the rest).
+      if (podIdentityProblem(pod) !== null || !isPodUid(uid)) continue;
       seen.add(uid);
       try {
         this.byUid.set(uid, await this.measurePod(pod, uid, mounts, budget, problems));

@@ -100,6 +100,14 @@ export class FaultyHostFs implements HostFs {
     if (this.faults.some((f) => f.method === 'exists' && f.remaining > 0 && f.matches(path))) return false;
     return this.inner.exists(path);
   }
+  realPath(path: string): string {
+    this.check('realPath', path);
+    return this.inner.realPath(path);
+  }
+  writeControlFile(path: string, text: string): void {
+    this.check('writeControlFile', path);
+    this.inner.writeControlFile(path, text);
+  }
   async statfs(path: string): Promise<HostStatfs> {
     this.check('statfs', path);
     return this.statfsOverrides.get(path) ?? this.inner.statfs(path);

@@ -108,6 +108,15 @@ export class MemoryHostFs implements HostFs {
   exists(path: string): boolean {
     return this.files.has(path) || this.dirs.has(path);
   }
+  // No symlinks in memory: a path that exists is its own real path.
+  realPath(path: string): string {
+    if (!this.exists(path)) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
+    return path;
+  }
+  writeControlFile(path: string, text: string): void {
+    if (!this.exists(path)) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
+    this.files.set(path, text);
+  }
   async statfs(path: string): Promise<HostStatfs> {
     if (!this.exists(path)) throw fsError('ENOENT', path);
     const type = path === this.cgroupRoot || path.startsWith(`${this.cgroupRoot}/`) ? (CGROUP_FS_MAGICS[0] as bigint) : 0xef53n;

@@ -43,3 +43,25 @@ export function containerNamesById(pod: Pod): Map<string, string> {
   }
   return names;
 }
+
+/** The IDs of every container the pod's status lists (app, init and ephemeral): never its sandbox's, which no status carries. */
+export function listedContainerIds(pod: Pod): Set<string> {
+  const ids = new Set<string>();
+  const status = pod.status;
+  for (const entry of [...(status?.initContainerStatuses ?? []), ...(status?.containerStatuses ?? []), ...(status?.ephemeralContainerStatuses ?? [])]) {
+    const id = parseContainerId(entry.containerID);
+    if (id !== undefined) ids.add(id);
+  }
+  return ids;
+}
+
+// containerd, CRI-O and docker name containers (and sandboxes) by 64 hex digits.
+const RUNTIME_CONTAINER_ID = /^[0-9a-f]{64}$/;
+
+/**
+ * The runtime container ID a cgroup directory is named after (`<id>`, `cri-containerd-<id>.scope`,
+ * `crio-<id>`), or undefined when the name is not a container's (CRI-O's `crio-conmon-<id>` monitor).
+ */
+export function runtimeContainerIdOf(cgroupName: string): string | undefined {
+  return containerIdCandidates(cgroupName).find((candidate) => RUNTIME_CONTAINER_ID.test(candidate));
+}
