@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import type { ObserveSettings } from '../api/agent-settings.js';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
+import { nodePodUid } from '../api/node-pod-uid.js';
 import { isPodUid, podKey, printableValue, type Pod } from '../api/pod.js';
 import type { LocalTerminator, LocalTermination } from '../daemon/ports.js';
 import { logCapabilityError, missingCapabilityError } from '../host/capabilities.js';
@@ -196,10 +197,12 @@ export function createPodTerminator(settings: Pick<ObserveSettings, 'hostRoot' |
   };
 
   const terminate = async (pod: Pod, gracePeriodMs: number): Promise<LocalTermination> => {
-    const uid = pod.metadata.uid;
+    // The UID the pod's cgroup is named after: a static pod's own for a mirror pod.
+    const id = isPodUid(pod.metadata.uid) ? nodePodUid(pod) : null;
+    const uid = id?.ok === true ? id.uid : pod.metadata.uid;
     const key = podKey(pod);
-    if (!isPodUid(uid)) {
-      const refused = `the pod UID ${printableValue(uid)} is not in the API server's form`;
+    if (id?.ok !== true || !isPodUid(uid)) {
+      const refused = id === null || id.ok ? `the pod UID ${printableValue(uid)} is not in the API server's form` : `the pod's node UID is refused: ${id.reason}`;
       log.warn('local termination refused', { pod: printableValue(key), reason: refused });
       return { signalled: 0, refused };
     }
@@ -254,7 +257,8 @@ export function createPodTerminator(settings: Pick<ObserveSettings, 'hostRoot' |
   return {
     terminate,
     release(uid: string) {
-      terminated.delete(uid);
+      // By the API UID the daemon knows; a static pod's entry is under its node UID.
+      for (const [key, entry] of terminated) if (key === uid || entry.pod.metadata.uid === uid) terminated.delete(key);
     },
   };
 }

@@ -8,17 +8,13 @@
 // annotation is anyone's to write, so its value must have one of those two forms before it
 // names a path or matches stats.
 
-import type { Pod } from './pod.js';
+import { isPodUid, type Pod } from './pod.js';
 
 /** Present on the API-server copy of a static pod; its value is the static pod's UID. */
 export const CONFIG_MIRROR_ANNOTATION_KEY = 'kubernetes.io/config.mirror';
 /** The static pod's UID, which the kubelet also copies onto the mirror pod. */
 export const CONFIG_HASH_ANNOTATION_KEY = 'kubernetes.io/config.hash';
 
-// `hex.EncodeToString(fnv.New128a().Sum(nil))`: 32 lowercase hex digits.
-const GENERATED_STATIC_POD_UID = /^[0-9a-f]{32}$/;
-// A UID a manifest sets itself, in the API server's form.
-const UUID_FORM = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export type NodePodUid =
   /** `mirror`: the UID came from the mirror annotation (a static pod). */
@@ -27,7 +23,8 @@ export type NodePodUid =
 
 /** Whether `value` has the form of a static pod's UID: the kubelet's generated hash, or a UUID. */
 export function isStaticPodUid(value: string): boolean {
-  return GENERATED_STATIC_POD_UID.test(value) || UUID_FORM.test(value);
+  // The generated hash (32 lowercase hex digits), or a UID the manifest sets itself in the API server's form.
+  return isPodUid(value);
 }
 
 /**

@@ -128,16 +128,19 @@ export function podKey(pod: Pod): string {
   return `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
 }
 
-// The API server names every object with a random UUID (8-4-4-4-12 hex digits); the kubelet names a
-// static pod after the MD5 hash of its manifest (32 hex digits), which its mirror pod carries in the
-// `kubernetes.io/config.mirror` annotation. Nothing else may become part of a cgroup path: a UID
-// is spliced into `kubepods/<qos>/pod<uid>`, so `..` or a `/` in it would point anywhere on the host.
-const API_UID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const STATIC_POD_UID = /^[0-9a-f]{32}$/i;
+// The API server names every object with a random UUID (8-4-4-4-12 lowercase hex digits); the
+// kubelet names a static pod after a hash of its manifest (32 lowercase hex digits), which its mirror
+// pod carries in the `kubernetes.io/config.mirror` annotation (node-pod-uid.ts). Nothing else may
+// become part of a cgroup path: a UID is spliced into `kubepods/<qos>/pod<uid>`, so `..` or a `/` in
+// it would point anywhere on the host.
 
 /** Whether a pod UID has the API server's UUID form or a static pod's hash form (the only ones a pod cgroup is named after). */
+const UUID_FORM = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+// `hex.EncodeToString(fnv.New128a().Sum(nil))` in the kubelet's `applyDefaults`.
+const GENERATED_STATIC_POD_UID = /^[0-9a-f]{32}$/;
+
 export function isPodUid(uid: unknown): uid is string {
-  return typeof uid === 'string' && (API_UID.test(uid) || STATIC_POD_UID.test(uid));
+  return typeof uid === 'string' && (UUID_FORM.test(uid) || GENERATED_STATIC_POD_UID.test(uid));
 }
 
 /** An outside value (a UID, a name) as it may be shown in a log line: bounded, quoted, control characters escaped. */
