@@ -11,7 +11,7 @@ import { AgentError, errorMessage } from '../errors.js';
 import { EvictionManager } from '../eviction/manager.js';
 import type { Eviction, SynchronizeResult } from '../eviction/types.js';
 import { guardPorts } from './acting-guard.js';
-import { ConfigWatcher } from './config-watcher.js';
+import { ConfigWatcher, type ReloadResult } from './config-watcher.js';
 import { EvictionExecutor, type ExecutorSettings } from './eviction-executor.js';
 import { EvictionLoop, type LoopSettings, type SyncTrigger } from './eviction-loop.js';
 import { startOpsServer, type HealthState, type OpsServer } from './http-server.js';
@@ -20,6 +20,7 @@ import { NodeIdentityGuard } from './node-identity.js';
 import { NodeStatusReporter, type NodeStatusSettings } from './node-status.js';
 import type { ClusterView, EventRecorder, LocalTerminator, MemoryThresholdNotifier, NodeObserver, NodeReporter, PodActions } from './ports.js';
 import { Readiness } from './readiness.js';
+import { inForce, restartOnlyChanges } from './restart-only.js';
 import { TaintController } from './taint-controller.js';
 
 export interface AgentOptions {
@@ -63,7 +64,7 @@ export interface RunningAgent {
   /** The configuration in force (after reloads). */
   config(): LoadedConfig;
   /** Applies a new configuration text as a reload would; resolves with the outcome. */
-  reloadNow(): Promise<'applied' | 'unchanged' | 'rejected' | 'disabled'>;
+  reloadNow(): Promise<ReloadResult | 'disabled'>;
   stop(): Promise<void>;
 }
 
@@ -166,7 +167,11 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
 }
 
 // A new configuration reaches every part; what carries over is each part's to decide.
-function applyConfig(next: LoadedConfig, live: LiveConfig, parts: AgentParts, nodeName: string, metrics: AgentMetrics): void {
+// What the node side and the endpoint were built from stays as it is (the reload names it as
+// requiring a restart); everything else is applied. Returns the restart-only fields that changed.
+function applyConfig(wanted: LoadedConfig, live: LiveConfig, parts: AgentParts, nodeName: string, metrics: AgentMetrics): string[] {
+  const restartFields = restartOnlyChanges(live.current, wanted);
+  const next = inForce(live.current, wanted);
   live.current = next;
   parts.manager.updateConfig(next.eviction);
   parts.executor.updateSettings(executorSettings(next, nodeName, isDryRun(live)));
@@ -175,18 +180,27 @@ function applyConfig(next: LoadedConfig, live: LiveConfig, parts: AgentParts, no
   metrics.configInfo.reset();
   metrics.configInfo.set({ kind: next.kind }, 1);
   parts.loop.updateSettings(loopSettings(next));
+  return restartFields;
 }
 
-// Hot reload: a valid new file is applied; an invalid one keeps the old and is reported.
-function reloadWatcher(reload: NonNullable<AgentOptions['reload']>, apply: (next: LoadedConfig) => void, metrics: AgentMetrics, events: EventRecorder, logger: Logger): ConfigWatcher {
+// Hot reload: a valid new file is applied, and the fields it changes that need a restart are
+// named (log, metric, Event); an invalid one keeps the old and is reported.
+function reloadWatcher(reload: NonNullable<AgentOptions['reload']>, apply: (next: LoadedConfig) => string[], metrics: AgentMetrics, events: EventRecorder, logger: Logger): ConfigWatcher {
   const log = logger.child({ component: 'agent' });
   return new ConfigWatcher(
     {
       path: reload.path,
-      apply: (text) => {
-        apply(reload.parse(text));
-        metrics.configReloads.inc({ result: 'applied' });
-        log.info('configuration reloaded', { path: reload.path });
+      apply: async (text) => {
+        const restartFields = apply(reload.parse(text));
+        if (restartFields.length === 0) {
+          metrics.configReloads.inc({ result: 'applied' });
+          log.info('configuration reloaded', { path: reload.path });
+          return 'applied';
+        }
+        metrics.configReloads.inc({ result: 'requires-restart' });
+        log.warn('configuration reloaded, except fields that take effect only after a restart', { path: reload.path, requiresRestart: restartFields });
+        await events.nodeEvent({ type: 'Warning', reason: 'ConfigReloadRequiresRestart', message: `Configuration ${reload.path} reloaded, but these fields keep their values until the agent restarts: ${restartFields.join(', ')}`.slice(0, 1024) });
+        return 'requires-restart';
       },
       onRejected: async (err) => {
         metrics.configReloads.inc({ result: 'rejected' });

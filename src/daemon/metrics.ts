@@ -57,7 +57,7 @@ export function createAgentMetrics(withDefaults = true): AgentMetrics {
       ['action'],
       [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 5],
     ),
-    configReloads: counter('config_reloads_total', 'Configuration reloads, by result (applied, rejected)', ['result']),
+    configReloads: counter('config_reloads_total', 'Configuration reloads, by result (applied, requires-restart: applied but for fields that need a restart, rejected)', ['result']),
     configInfo: gauge('config_info', 'The kind of configuration file in use (value 1)', ['kind']),
     observeProblems: gauge('observe_problems', 'Number of distinct reasons some node stats are missing (see logs and /readyz)'),
     apiErrors: counter('api_errors_total', 'Failed Kubernetes API calls, by operation and HTTP status (0: not reached)', ['operation', 'status']),

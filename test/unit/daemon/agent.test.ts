@@ -407,6 +407,29 @@ describe('configuration hot reload', () => {
     // The same bad file is reported once, not on every change notification.
     expect(await agent.reloadNow()).toBe('unchanged');
   });
+
+  test('fields read only at start are kept and named as requiring a restart (log, metric, Event); the rest is applied', async () => {
+    const path = join(dir, 'config.yaml');
+    writeFileSync(path, HARD_AND_SOFT);
+    harness = await start(HARD_AND_SOFT, { reload: { path, text: HARD_AND_SOFT } });
+    const { agent, cluster } = harness;
+    const before = agent.config().agent;
+
+    writeFileSync(path, `${HARD_AND_SOFT.replace('500Mi', '700Mi')}server:\n  port: 9191\nobserve:\n  source: kubelet\nnotifier:\n  mode: psi\n`);
+    expect(await agent.reloadNow()).toBe('requires-restart');
+    // The thresholds are in force; the endpoint, the observer and the notifier are as they were.
+    expect(agent.config().eviction.thresholds.find((t) => t.signal === 'memory.available' && t.gracePeriodMs === 0)?.value).toMatchObject({ kind: 'quantity', quantity: { nanos: 700n * 1024n * 1024n * 1_000_000_000n } });
+    expect([agent.config().agent.server, agent.config().agent.observe, agent.config().agent.notifier]).toEqual([before.server, before.observe, before.notifier]);
+    const event = cluster.events.events.find((e) => e.reason === 'ConfigReloadRequiresRestart');
+    expect(event).toMatchObject({ object: 'node', type: 'Warning' });
+    expect(event?.message).toMatch(/keep their values until the agent restarts: observe\.source, notifier\.mode, server\.port$/);
+    expect(await metric(agent, 'kube_eviction_agent_config_reloads_total')).toMatch(/result="requires-restart"\} 1/);
+    expect(await metric(agent, 'kube_eviction_agent_config_reloads_total')).not.toMatch(/result="applied"/);
+
+    // Back to the file the agent started with: nothing needs a restart any more.
+    writeFileSync(path, HARD_AND_SOFT);
+    expect(await agent.reloadNow()).toBe('applied');
+  });
 });
 
 describe('the operations endpoint', () => {
