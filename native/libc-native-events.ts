@@ -18,6 +18,7 @@ import {
   O_RDONLY,
   O_RDWR,
   O_WRONLY,
+  SEEK_END,
 } from './libc.js';
 import { errorMessage } from '../src/errors.js';
 import { ERRNO_EAGAIN, ERRNO_EINTR, ERRNO_ENODATA, nativeError } from './native-error.js';
@@ -31,6 +32,7 @@ const accessFlags: Readonly<Record<FileAccess, number>> = {
   read: O_RDONLY,
   write: O_WRONLY,
   'read-write-nonblock': O_RDWR | O_NONBLOCK,
+  'read-nonblock': O_RDONLY | O_NONBLOCK,
 };
 
 /** The real native layer. Cheap to create; libc is loaded on the first call. */
@@ -146,6 +148,23 @@ export function createLibcNativeEvents(): NativeEvents {
           else resolve();
         });
       });
+    },
+
+    readFile(fd, maxBytes, offset) {
+      const c = libc();
+      const buffer = Buffer.alloc(maxBytes);
+      const readBytes = offset === null ? c.read(fd, buffer, maxBytes) : c.pread(fd, buffer, maxBytes, offset);
+      if (readBytes < 0) {
+        const errno = c.errno();
+        if (errno === ERRNO_EAGAIN) return null;
+        throw nativeError(offset === null ? 'read' : 'pread', errno, `fd ${fd}`);
+      }
+      return buffer.subarray(0, readBytes);
+    },
+
+    seekToEnd(fd) {
+      const c = libc();
+      if (c.lseek(fd, 0, SEEK_END) < 0) throw nativeError('lseek', c.errno(), `fd ${fd}`);
     },
 
     close(fd: AnyFd) {

@@ -1,5 +1,5 @@
 // The koffi declarations of the libc calls the notifiers need (eventfd, epoll_create1, epoll_ctl,
-// epoll_wait, read, pread, write, open, close, and the xattr calls), the pidfd calls the pod
+// epoll_wait, read, pread, write, open, lseek, close, and the xattr calls), the pidfd calls the pod
 // terminator signals through (pidfd_open, pidfd_send_signal), and errno. This is, with native-error.ts, the only code that
 // touches the FFI. libc is loaded on first use, so importing this module costs nothing on machines
 // (or in tests) that never arm a kernel notifier or end a process.
@@ -17,6 +17,7 @@ export const EFD_CLOEXEC = O_CLOEXEC;
 export const EPOLL_CLOEXEC = O_CLOEXEC;
 export const EPOLL_CTL_ADD = 1;
 export const EPOLL_CTL_DEL = 2;
+export const SEEK_END = 2;
 
 /**
  * `struct epoll_event` is declared `__attribute__((packed))` on x86 only: 12 bytes with the data at
@@ -46,6 +47,7 @@ export interface Libc {
   /** `write` on a libuv pool thread; `buf` must stay alive until `done` runs. */
   write_async(fd: number, buf: Uint8Array, count: number, done: AsyncCallback<number | bigint>): void;
   open(path: string, flags: number): number;
+  lseek(fd: number, offset: number, whence: number): number;
   getxattr(path: string, name: string, value: Buffer | null, size: number): number;
   setxattr(path: string, name: string, value: Uint8Array, size: number, flags: number): number;
   removexattr(path: string, name: string): number;
@@ -69,6 +71,7 @@ export function libc(): Libc {
   const write = lib.func('long write(int fd, const void *buf, size_t count)');
   // open is variadic in C (the mode for O_CREAT); declared so, and never given a mode here.
   const open = lib.func('int open(const char *path, int flags, ...)');
+  const lseek = lib.func('long lseek(int fd, long offset, int whence)');
   const close = lib.func('int close(int fd)');
   const getxattr = lib.func('long getxattr(const char *path, const char *name, void *value, size_t size)');
   const setxattr = lib.func('int setxattr(const char *path, const char *name, const void *value, size_t size, int flags)');
@@ -87,6 +90,7 @@ export function libc(): Libc {
       write.async(fd, buf, count, done);
     },
     open: (path, flags) => open(path, flags) as number,
+    lseek: (fd, offset, whence) => Number(lseek(fd, offset, whence)),
     close: (fd) => close(fd) as number,
     getxattr: (path, name, value, size) => Number(getxattr(path, name, value, size)),
     setxattr: (path, name, value, size, flags) => setxattr(path, name, value, size, flags) as number,

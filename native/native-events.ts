@@ -18,8 +18,12 @@ export const EPOLLPRI = 0x002;
 export const EPOLLERR = 0x008;
 export const EPOLLHUP = 0x010;
 
-/** How a file is opened: read-only (the memcg watch file), write-only (cgroup.event_control), or read-write non-blocking (a PSI trigger). */
-export type FileAccess = 'read' | 'write' | 'read-write-nonblock';
+/**
+ * How a file is opened: read-only (the memcg watch file, a cgroup v2 memory.events), write-only
+ * (cgroup.event_control), read-write non-blocking (a PSI trigger), or read-only non-blocking (the
+ * kernel log, /dev/kmsg, whose reads would otherwise wait for the next record).
+ */
+export type FileAccess = 'read' | 'write' | 'read-write-nonblock' | 'read-nonblock';
 
 /** One ready descriptor from epoll_wait: the token it was added with and the returned event bits. */
 export interface ReadyEvent {
@@ -62,6 +66,15 @@ export interface NativeEvents {
    * threshold waits for an RCU grace period (12 to 25 ms measured here), too long for the main thread.
    */
   writeFileAsync(fd: FileFd, bytes: Uint8Array): Promise<void>;
+  /**
+   * One `read` of at most `maxBytes` (`offset` null), or one `pread` at `offset`: the bytes read,
+   * or null when a non-blocking descriptor has nothing to read (EAGAIN). /dev/kmsg hands out one
+   * record per read; a kernel file re-read at offset 0 is generated afresh. Rejects nothing: a
+   * failure throws the NativeError (EPIPE from /dev/kmsg: records were overwritten before being read).
+   */
+  readFile(fd: FileFd, maxBytes: number, offset: number | null): Uint8Array | null;
+  /** `lseek(fd, 0, SEEK_END)`: on /dev/kmsg, skips every record already in the buffer. */
+  seekToEnd(fd: FileFd): void;
   /** `close`. */
   close(fd: AnyFd): void;
   /** An extended attribute of a path (a cgroup directory), as text; null when it has none (ENODATA). */

@@ -15,7 +15,7 @@
 // cgroup) is left alone.
 
 import type { Pod } from '../api/pod.js';
-import { containerIdCandidates, listedContainerIds, runtimeContainerIdOf } from '../host/container-id.js';
+import { containerIdCandidates, listedContainerIds, runtimeContainerIdOf } from '../api/container-id.js';
 import type { HostFs } from '../host/host-fs.js';
 import { resolveInside } from '../host/path-safety.js';
 import { processStartTicks } from '../host/proc-pid.js';

@@ -113,6 +113,17 @@ export interface TaintEvictionSettings {
   readonly deleteRetries: number;
 }
 
+/** Kernel OOM kills: found, attributed to pods and reported (reporting only: no decision changes). */
+export interface OomKillSettings {
+  readonly enabled: boolean;
+  /** Read the kernel log (/dev/kmsg) for each victim's PID, process name and cgroups; needs CAP_SYSLOG where kernel.dmesg_restrict is 1. */
+  readonly kernelLog: boolean;
+  /** How often the pod tree is walked again and every OOM counter re-read (the safety net). */
+  readonly scanIntervalMs: number;
+  /** How long a kill found by the counters waits for its kernel log line, to be reported once with it. */
+  readonly kernelLogWaitMs: number;
+}
+
 /** The metrics and health endpoint. */
 export interface ServerSettings {
   /** The address to bind (`0.0.0.0` for every interface, `127.0.0.1` for this host only). */
@@ -133,6 +144,7 @@ export interface AgentSettings {
   readonly actions: ActionSettings;
   readonly reporting: ReportingSettings;
   readonly taintEviction: TaintEvictionSettings;
+  readonly oomKills: OomKillSettings;
   readonly server: ServerSettings;
   readonly logLevel: LogLevel;
 }

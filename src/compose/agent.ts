@@ -6,7 +6,8 @@ import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import { startAgent, type AgentDeps, type AgentOptions, type RunningAgent } from '../daemon/agent.js';
 import { connect, type KubeClient } from '../kube/index.js';
-import { hostIdentity, hostNotifier, hostObserver, hostTerminator, type NodeSide } from './node-side.js';
+import { createSharedEpollLoop } from '../notifier/shared-epoll-loop.js';
+import { hostIdentity, hostNotifier, hostObserver, hostOomKillWatcher, hostTerminator, type NodeSide } from './node-side.js';
 
 /** Where the API server is: a kubeconfig file, or a kubeconfig document (a cluster started in this process). */
 export interface ClusterTarget {
@@ -43,7 +44,7 @@ export async function startNodeAgent(plan: AgentPlan): Promise<RunningAgent> {
   const { config, nodeName, clock, logger } = plan;
   const client = await connectCluster(plan.cluster, nodeName, clock, logger);
   logger.info('starting', { node: nodeName, server: client.server, config: plan.reload?.path, kind: config.kind, dryRun: plan.dryRun === true || config.agent.actions.dryRun });
-  const context = { nodeName, clock, logger, ...(plan.nodeCgroup === undefined ? {} : { nodeCgroup: plan.nodeCgroup }) };
+  const context = { nodeName, clock, logger, epollLoop: createSharedEpollLoop(logger), ...(plan.nodeCgroup === undefined ? {} : { nodeCgroup: plan.nodeCgroup }) };
   const deps: AgentDeps = {
     cluster: client.clusterView(),
     actions: client.podActions(),
@@ -51,6 +52,7 @@ export async function startNodeAgent(plan: AgentPlan): Promise<RunningAgent> {
     nodeReporter: client.nodeReporter(),
     observer: plan.nodeSide?.observer ?? hostObserver(config, context),
     notifier: plan.nodeSide?.notifier ?? hostNotifier(config, context),
+    oomKills: plan.nodeSide?.oomKills ?? hostOomKillWatcher(config, context),
     terminator: plan.nodeSide?.terminator ?? hostTerminator(config, context),
     hostIdentity: plan.nodeSide?.identity ?? hostIdentity(config),
     clock,

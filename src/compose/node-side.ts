@@ -1,6 +1,7 @@
 // The node side of the agent, built from the compiled settings as they are: the observer (the
-// cgroup observer, or the kubelet's summary), the kernel memory notifier and the local terminator,
-// all pointed at the same cgroups. On a real node the node is the hierarchy's root cgroup; the
+// cgroup observer, or the kubelet's summary), the kernel memory notifier, the kernel OOM kill
+// watcher (sharing the notifier's one epoll loop) and the local terminator, all pointed at the
+// same cgroups. On a real node the node is the hierarchy's root cgroup; the
 // demo, the end-to-end tests and the benchmarks point it at a sandbox cgroup instead.
 
 import { posix } from 'node:path';
@@ -9,11 +10,13 @@ import type { Clock } from '../api/clock.js';
 import type { HostIdentity } from '../api/host-identity.js';
 import type { Logger } from '../api/logger.js';
 import type { LoadedConfig } from '../config/types.js';
-import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver } from '../daemon/ports.js';
+import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver, OomKillWatcher } from '../daemon/ports.js';
 import { nodeHostFs } from '../host/host-fs.js';
 import { readHostIdentity } from '../host/host-identity.js';
 import { resolvePodCgroupRoot } from '../host/pod-cgroup-locator.js';
 import { createMemoryThresholdNotifier } from '../notifier/create-memory-threshold-notifier.js';
+import { createOomKillWatcher } from '../notifier/create-oom-kill-watcher.js';
+import { createSharedEpollLoop, type SharedEpollLoop } from '../notifier/shared-epoll-loop.js';
 import { createCgroupObserver } from '../observe/cgroup-observer.js';
 import { createKubeletSummaryObserver } from '../observe/kubelet-summary-client.js';
 
@@ -21,6 +24,7 @@ import { createKubeletSummaryObserver } from '../observe/kubelet-summary-client.
 export interface NodeSide {
   readonly observer: NodeObserver;
   readonly notifier: MemoryThresholdNotifier;
+  readonly oomKills: OomKillWatcher;
   readonly terminator: LocalTerminator;
   readonly identity: HostIdentity;
 }
@@ -31,6 +35,8 @@ export interface NodeSideContext {
   readonly logger: Logger;
   /** The cgroup standing for the node, relative to each hierarchy's root: '' (the root, the default) on a real node. */
   readonly nodeCgroup?: string;
+  /** The node's one epoll loop, shared by the notifier and the OOM kill watcher; without it each makes its own. */
+  readonly epollLoop?: SharedEpollLoop;
 }
 
 // The kubelet answers its summary in well under a second; a pass must not wait long for it.
@@ -50,16 +56,19 @@ export function hostObserver(config: LoadedConfig, context: NodeSideContext): No
   });
 }
 
-export function hostNotifier(config: LoadedConfig, context: NodeSideContext): MemoryThresholdNotifier {
+// The kernel watches one cgroup: with `auto`, whichever pod cgroup tree exists now.
+function kernelCgroups(config: LoadedConfig, context: NodeSideContext): { cgroupRoot: string; nodeCgroup: string; podCgroupRoot: string } {
   const settings = config.agent.observe;
   const cgroupRoot = posix.join(settings.hostRoot, settings.cgroupRoot);
   const nodeCgroup = context.nodeCgroup ?? '';
-  // The kernel watches one cgroup: with `auto`, whichever pod cgroup tree exists now.
   const podCgroupRoot = resolvePodCgroupRoot(nodeHostFs, cgroupRoot, nodeCgroup, settings.cgroupDriver, settings.podCgroupRoot);
+  return { cgroupRoot, nodeCgroup, podCgroupRoot: posix.join(nodeCgroup, podCgroupRoot) };
+}
+
+export function hostNotifier(config: LoadedConfig, context: NodeSideContext): MemoryThresholdNotifier {
   return createMemoryThresholdNotifier(config.agent.notifier, {
-    cgroupRoot,
-    nodeCgroup,
-    podCgroupRoot: posix.join(nodeCgroup, podCgroupRoot),
+    ...kernelCgroups(config, context),
+    ...(context.epollLoop === undefined ? {} : { sharedLoop: context.epollLoop }),
     // The PSI trigger fallback writes /proc/pressure/memory: the container's own /proc (the
     // same kernel) is writable where the host's, mounted read-only, is not.
     procRoot: '/proc',
@@ -72,6 +81,10 @@ export function hostNotifier(config: LoadedConfig, context: NodeSideContext): Me
 export function hostIdentity(config: LoadedConfig): HostIdentity {
   const { hostRoot, procRoot } = config.agent.observe;
   return readHostIdentity({ hostRoot, procRoot });
+}
+
+export function hostOomKillWatcher(config: LoadedConfig, context: NodeSideContext): OomKillWatcher {
+  return createOomKillWatcher(config.agent.oomKills, { ...kernelCgroups(config, context), loop: context.epollLoop ?? createSharedEpollLoop(context.logger), fs: nodeHostFs, clock: context.clock, logger: context.logger });
 }
 
 export function hostTerminator(config: LoadedConfig, context: NodeSideContext): LocalTerminator {

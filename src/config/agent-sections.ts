@@ -1,9 +1,21 @@
 // One handler table per section of the agent's own settings (observe, notifier, actions,
-// reporting, taintEviction, server): which keys each section has, how each value is read, and
+// reporting, taintEviction, oomKills, server): which keys each section has, how each value is read, and
 // where it lands in the settings being built. Cross-field rules are agent-settings.ts's.
 
 import { isIP } from 'node:net';
-import type { ActionSettings, CgroupDriverSetting, NotifierModeSetting, NotifierSettings, ObserveSettings, ObserveSource, PodRemovalMethod, ReportingSettings, ServerSettings, TaintEvictionSettings } from '../api/agent-settings.js';
+import type {
+  ActionSettings,
+  CgroupDriverSetting,
+  NotifierModeSetting,
+  NotifierSettings,
+  ObserveSettings,
+  ObserveSource,
+  OomKillSettings,
+  PodRemovalMethod,
+  ReportingSettings,
+  ServerSettings,
+  TaintEvictionSettings,
+} from '../api/agent-settings.js';
 import type { ConfigReader, EntryHandler, MapEntry } from './config-reader.js';
 import type { SettingReaders } from './setting-readers.js';
 
@@ -127,6 +139,21 @@ export function taintEvictionSection(r: SettingReaders, reader: ConfigReader, ta
     comparisonOperators: (e) => r.bool(e, (v) => (taintEviction.comparisonOperators = v)),
     countFromTimeAdded: (e) => r.bool(e, (v) => (taintEviction.countFromTimeAdded = v)),
     deleteRetries: (e) => r.integer(e, 0, 100, (v) => (taintEviction.deleteRetries = v)),
+  };
+}
+
+// A kill found by the counters waits at most this long for its kernel log line: past it, a report
+// would lag the kill noticeably.
+const MAX_KERNEL_LOG_WAIT_MS = 5_000;
+
+export function oomKillsSection(r: SettingReaders, reader: ConfigReader, oomKills: Mutable<OomKillSettings>): Handlers {
+  return {
+    enabled: (e) => r.bool(e, (v) => (oomKills.enabled = v)),
+    kernelLog: (e) => r.bool(e, (v) => (oomKills.kernelLog = v)),
+    // At least a second: the scan walks every pod's cgroups.
+    scanInterval: (e) => r.duration(e, (ms) => (ms < 1000 ? reader.problem(e.field, e.valueNode, `must be at least 1s: ${ms}ms`) : (oomKills.scanIntervalMs = ms))),
+    kernelLogWait: (e) =>
+      r.duration(e, (ms) => (ms > MAX_KERNEL_LOG_WAIT_MS ? reader.problem(e.field, e.valueNode, `must be at most 5s: ${ms}ms`) : (oomKills.kernelLogWaitMs = ms)), true),
   };
 }
 

@@ -1,5 +1,5 @@
 // The agent's own sections of an AgentConfiguration (observe, notifier, actions, reporting,
-// taintEviction, server, and the top-level nodeName, housekeepingInterval and logLevel): read,
+// taintEviction, oomKills, server, and the top-level nodeName, housekeepingInterval and logLevel): read,
 // validated and defaulted into AgentSettings, the one validation they get. Unknown keys are
 // errors at every level, so a typo is never silently ignored. Host paths stay as the host spells
 // them; the adapters read them under `observe.hostRoot`.
@@ -7,13 +7,23 @@
 import type { Node } from 'yaml';
 import { PSI_MAX_WINDOW_MS, PSI_MIN_WINDOW_MS, type AgentSettings, type LogLevel, type NotifierSettings } from '../api/agent-settings.js';
 import { podCgroupRootForDriver } from '../host/pod-cgroup-names.js';
-import { actionsSection, DNS_SUBDOMAIN, notifierSection, observeSection, reportingSection, serverSection, taintEvictionSection, type Mutable } from './agent-sections.js';
+import {
+  actionsSection,
+  DNS_SUBDOMAIN,
+  notifierSection,
+  observeSection,
+  oomKillsSection,
+  reportingSection,
+  serverSection,
+  taintEvictionSection,
+  type Mutable,
+} from './agent-sections.js';
 import type { ConfigReader, EntryHandler, MapEntry } from './config-reader.js';
 import { defaultAgentSettings } from './defaults.js';
 import { SettingReaders } from './setting-readers.js';
 
 /** The top-level keys of an AgentConfiguration that are the agent's (the rest are the kubelet's). */
-export const AGENT_FIELDS = ['nodeName', 'housekeepingInterval', 'observe', 'notifier', 'actions', 'reporting', 'taintEviction', 'server', 'logLevel'] as const;
+export const AGENT_FIELDS = ['nodeName', 'housekeepingInterval', 'observe', 'notifier', 'actions', 'reporting', 'taintEviction', 'oomKills', 'server', 'logLevel'] as const;
 
 export function isAgentField(key: string): boolean {
   return (AGENT_FIELDS as readonly string[]).includes(key);
@@ -35,6 +45,7 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
     actions: (e) => reader.section(e.valueNode, e.field, actionsSection(r, settings.actions)),
     reporting: (e) => reader.section(e.valueNode, e.field, reportingSection(r, reader, settings.reporting)),
     taintEviction: (e) => reader.section(e.valueNode, e.field, taintEvictionSection(r, reader, settings.taintEviction)),
+    oomKills: (e) => reader.section(e.valueNode, e.field, oomKillsSection(r, reader, settings.oomKills)),
     server: (e) => reader.section(e.valueNode, e.field, serverSection(r, settings.server)),
     logLevel: r.oneOf<LogLevel>(['debug', 'info', 'warn', 'error'], (v) => (settings.logLevel = v)),
   };

@@ -123,6 +123,8 @@ export function defaultAgentSettings(): AgentSettings {
       countFromTimeAdded: false,
       deleteRetries: 5,
     },
+    // Reporting only: on. The kernel log is read where the agent may (CAP_SYSLOG).
+    oomKills: { enabled: true, kernelLog: true, scanIntervalMs: DEFAULT_HOUSEKEEPING_INTERVAL_MS, kernelLogWaitMs: 500 },
     server: { address: '0.0.0.0', port: 8080, maxConnections: 32 },
     logLevel: 'info',
   };

@@ -10,7 +10,9 @@ import type { LoadedConfig } from '../config/types.js';
 import { AgentError, errorMessage } from '../errors.js';
 import { EvictionManager } from '../eviction/manager.js';
 import type { Eviction, SynchronizeResult } from '../eviction/types.js';
+import type { Threshold } from '../api/threshold.js';
 import { guardPorts } from './acting-guard.js';
+import { AgentActivity, trackActivity } from './agent-activity.js';
 import { ConfigWatcher, type ReloadResult } from './config-watcher.js';
 import { EvictionExecutor, type ExecutorSettings } from './eviction-executor.js';
 import { EvictionLoop, type LoopSettings, type SyncTrigger } from './eviction-loop.js';
@@ -18,7 +20,9 @@ import { startOpsServer, type HealthState, type OpsServer } from './http-server.
 import { createAgentMetrics, type AgentMetrics } from './metrics.js';
 import { NodeIdentityGuard } from './node-identity.js';
 import { NodeStatusReporter, type NodeStatusSettings } from './node-status.js';
-import type { ClusterView, EventRecorder, LocalTerminator, MemoryThresholdNotifier, NodeObserver, NodeReporter, PodActions } from './ports.js';
+import type { OomAttribution } from './oom-attribution.js';
+import { OomKillReporter } from './oom-kill-reporter.js';
+import type { ClusterView, EventRecorder, KernelOomKill, LocalTerminator, MemoryThresholdNotifier, NodeObserver, NodeReporter, OomKillWatcher, PodActions } from './ports.js';
 import { Readiness } from './readiness.js';
 import { inForce, restartOnlyChanges } from './restart-only.js';
 import { TaintController } from './taint-controller.js';
@@ -53,6 +57,10 @@ export interface AgentDeps {
   readonly onDecision?: (result: SynchronizeResult, trigger: SyncTrigger) => void;
   /** Called with a memory notification's shortcut eviction, after the kill (the demo's timeline). */
   readonly onShortcut?: (eviction: Eviction) => void;
+  /** Finds kernel OOM kills on the node; without it none are reported. */
+  readonly oomKills?: OomKillWatcher;
+  /** Called with every kernel OOM kill and its attribution (the demo prints it). */
+  readonly onOomKill?: (kill: KernelOomKill, attribution: OomAttribution) => void;
 }
 
 export interface RunningAgent {
@@ -261,13 +269,22 @@ async function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefine
   }
 }
 
-export async function startAgent(options: AgentOptions, deps: AgentDeps): Promise<RunningAgent> {
-  const log = deps.logger.child({ component: 'agent' });
-  const metrics = deps.metrics ?? createAgentMetrics();
+export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): Promise<RunningAgent> {
+  const log = callerDeps.logger.child({ component: 'agent' });
+  const metrics = callerDeps.metrics ?? createAgentMetrics();
   const live: LiveConfig = { current: options.config, dryRunFlag: options.dryRun === true };
-  const events = gatedEvents(deps.events, () => live.current.agent.reporting.events && !isDryRun(live));
+  const events = gatedEvents(callerDeps.events, () => live.current.agent.reporting.events && !isDryRun(live));
   metrics.configInfo.set({ kind: live.current.kind }, 1);
+  // What the agent was doing, for the moment the kernel OOM killer fires.
+  let thresholds: () => readonly Threshold[] = () => [];
+  const activity = new AgentActivity({ dryRun: () => isDryRun(live), notifierMode: callerDeps.notifier.mode, thresholds: () => thresholds(), armed: () => null });
+  const deps = trackActivity(callerDeps, activity);
   const parts = buildParts(options, deps, live, metrics, events);
+  thresholds = () => parts.manager.thresholds;
+  const oomKills =
+    deps.oomKills === undefined
+      ? null
+      : new OomKillReporter({ watcher: deps.oomKills, cluster: deps.cluster, events, metrics, activity, clock: deps.clock, logger: deps.logger, ...(deps.onOomKill === undefined ? {} : { onKill: deps.onOomKill }) });
   const readiness = baseReadiness(metrics, parts.loop, deps.cluster);
   readiness.add('node-identity', () => parts.identity.refusal());
   const health: HealthState = { live: livenessOf(live, parts.loop, deps.clock), ready: () => readiness.reason() };
@@ -284,6 +301,7 @@ export async function startAgent(options: AgentOptions, deps: AgentDeps): Promis
       await watcher?.stop();
       await parts.taints.stop();
       await parts.loop.stop();
+      await oomKills?.stop();
       await within(deps.clock, SHUTDOWN_CLEANUP_MS, parts.nodeStatus.shutdown());
       deps.observer.close?.();
       parts.identity.stop();
@@ -308,6 +326,7 @@ export async function startAgent(options: AgentOptions, deps: AgentDeps): Promis
     }
     await unlessAborted(deps.cluster.start(), options.signal);
     parts.identity.start();
+    oomKills?.start();
     parts.taints.start();
     parts.loop.start();
     watcher?.start();

@@ -21,6 +21,8 @@ export interface AgentMetrics {
   readonly observeProblems: Gauge;
   readonly apiErrors: Counter<'operation' | 'status'>;
   readonly taintEvictions: Counter<'action' | 'result'>;
+  readonly kernelOomKills: Counter<'kind' | 'agent_state'>;
+  readonly kernelOomDetection: Histogram<'source'>;
   readonly ready: Gauge;
   readonly notReady: Gauge<'check'>;
 }
@@ -62,6 +64,17 @@ export function createAgentMetrics(withDefaults = true): AgentMetrics {
     observeProblems: gauge('observe_problems', 'Number of distinct reasons some node stats are missing (see logs and /readyz)'),
     apiErrors: counter('api_errors_total', 'Failed Kubernetes API calls, by operation and HTTP status (0: not reached)', ['operation', 'status']),
     taintEvictions: counter('taint_evictions_total', 'NoExecute taint evictions, by action (scheduled, cancelled, deleted) and result', ['action', 'result']),
+    kernelOomKills: counter(
+      'kernel_oom_kills_total',
+      'Processes killed by the kernel OOM killer, by kind (node, allocatable, pod-limit, container-limit, other, unknown) and what the agent was doing (dry-run, evicting, saw-crossing, not-crossed, not-armed, not-applicable)',
+      ['kind', 'agent_state'],
+    ),
+    kernelOomDetection: histogram(
+      'kernel_oom_kill_detection_seconds',
+      'From a kernel OOM kill to the agent knowing of it, by what told it first (kernel-log, oom-control, memory-events, counter-scan)',
+      ['source'],
+      [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 5, 15],
+    ),
     ready: gauge('ready', '1 when the agent is ready (every readiness check passes), else 0'),
     notReady: gauge('not_ready', '1 for each readiness check that fails (see /readyz for why), 0 for each that passes', ['check']),
   };

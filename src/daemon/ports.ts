@@ -177,3 +177,67 @@ export interface LocalTerminator {
   /** Stops keeping the pod's containers ended (its deletion will not be retried: a budget refused it). */
   release?(uid: string): void;
 }
+
+// ---- Kernel OOM kills: implemented by src/notifier. ----
+
+/** What told the agent of an OOM kill: the kernel log, a cgroup v1 oom_control eventfd, a cgroup v2 memory.events change, or a periodic counter scan. */
+export type OomKillSource = 'kernel-log' | 'oom-control' | 'memory-events' | 'counter-scan';
+
+/** Where a memory cgroup sits: the node (its cgroup, or the whole machine), the pods' root, a QoS tier, a pod, a container, or outside the pods. */
+export type CgroupLevel = 'node' | 'pods' | 'qos' | 'pod' | 'container' | 'outside';
+
+/** A memory cgroup of an OOM kill, as found on the host. */
+export interface OomCgroup {
+  /** Absolute within the memory hierarchy (`/kubepods/burstable/pod<uid>/<id>`), as the kernel names it. */
+  readonly path: string;
+  readonly level: CgroupLevel;
+  /** The UID in the pod cgroup's name (a static pod's is its config hash), for `pod` and `container`. */
+  readonly podUid: string | null;
+  /** The container IDs the container cgroup's name may stand for (`cri-containerd-<id>.scope` -> `<id>`). */
+  readonly containerIds: readonly string[];
+  /** Its memory figures when the kill was found; null when it was already gone. */
+  readonly memory: CgroupMemoryFigures | null;
+}
+
+/** A memory cgroup's figures: the limit (null: none), the usage now and the highest usage recorded. */
+export interface CgroupMemoryFigures {
+  readonly limitBytes: bigint | null;
+  readonly usageBytes: bigint | null;
+  readonly peakBytes: bigint | null;
+}
+
+/** One process killed by the kernel OOM killer. */
+export interface KernelOomKill {
+  /** When it was killed (from the kernel log's timestamp), or, without it, when it was found; ms since the epoch. */
+  readonly atMs: number;
+  /** When the agent knew of it (ms since the epoch). */
+  readonly detectedAtMs: number;
+  readonly source: OomKillSource;
+  /** When the kernel first signalled the OOM (an oom_control eventfd or memory.events), if it did. */
+  readonly oomSignalledAtMs: number | null;
+  /** The kernel's constraint (`CONSTRAINT_NONE` for a node-wide OOM, `CONSTRAINT_MEMCG` at a cgroup's limit); null when the log line was not there. */
+  readonly constraint: string | null;
+  /** From the kill line: a memcg OOM or a node-wide one; null without the kernel log. */
+  readonly scope: 'memcg' | 'node' | null;
+  /** The victim's cgroup; null when only a pid is known (the kernel rate-limits the line naming it). */
+  readonly victim: OomCgroup | null;
+  /** The cgroup at its limit; null for a node-wide OOM or when unknown. */
+  readonly oomCgroup: OomCgroup | null;
+  /** True when the kernel did not name the cgroup at its limit and it was inferred (the deepest on the victim's path whose peak reached its limit). */
+  readonly oomCgroupInferred: boolean;
+  readonly pid: number | null;
+  /** The victim's process name (the kernel's `comm`, at most 15 characters). */
+  readonly process: string | null;
+  /** The victim's resident memory when killed (anon + file + shmem), from the kernel log. */
+  readonly rssBytes: bigint | null;
+}
+
+/** Watches the node for kernel OOM kills and reports each once. */
+export interface OomKillWatcher {
+  /** The sources in use once started, for logs and `explain` (`kernel-log`, `oom-control`, `memory-events`, `counter-scan`). */
+  sources(): readonly OomKillSource[];
+  /** Starts watching; `onKill` is called once per kill, never concurrently with itself. */
+  start(onKill: (kill: KernelOomKill) => void): void;
+  /** Stops promptly and releases every descriptor. Idempotent. */
+  stop(): Promise<void>;
+}

@@ -91,3 +91,40 @@ export function qosSearchOrder(qosClass: string | undefined): QosClass[] {
   const own = all.find((qos) => qos === qosClass);
   return own === undefined ? all : [own, ...all.filter((qos) => qos !== own)];
 }
+
+/** Where a memory cgroup sits in the kubelet's pod tree. */
+export interface PodTreePlace {
+  /** The pod cgroup root itself (`kubepods`), a QoS tier under it, a pod, or a container of a pod (or deeper). */
+  readonly level: 'pods' | 'qos' | 'pod' | 'container';
+  /** The UID in the pod cgroup's name (a static pod's is its config hash), for `pod` and `container`. */
+  readonly podUid: string | null;
+  /** The container cgroup's directory name (`<id>`, `cri-containerd-<id>.scope`), for `container`. */
+  readonly containerCgroup: string | null;
+}
+
+const CGROUPFS_POD = /^pod([0-9a-fA-F-]{1,64})$/;
+const SYSTEMD_POD = /-pod([0-9a-fA-F_]{1,64})\.slice$/;
+const QOS_TIERS = new Set(['burstable', 'besteffort']);
+
+/**
+ * Where `cgroup` sits relative to the pod cgroup root `podCgroupRoot`, both relative to the same
+ * hierarchy root (leading and trailing slashes ignored), for either driver; null outside the tree.
+ */
+export function placeInPodTree(podCgroupRoot: string, cgroup: string): PodTreePlace | null {
+  const root = podCgroupRoot.split('/').filter((p) => p !== '');
+  const parts = cgroup.split('/').filter((p) => p !== '');
+  if (parts.length < root.length || root.some((segment, i) => parts[i] !== segment)) return null;
+  let rest = parts.slice(root.length);
+  if (rest.length === 0) return { level: 'pods', podUid: null, containerCgroup: null };
+  const first = rest[0] as string;
+  const rootPrefix = (root[root.length - 1] ?? '').replace(/\.slice$/, '');
+  const isTier = QOS_TIERS.has(first) || [...QOS_TIERS].some((tier) => first === `${rootPrefix}-${tier}.slice`);
+  if (isTier) {
+    rest = rest.slice(1);
+    if (rest.length === 0) return { level: 'qos', podUid: null, containerCgroup: null };
+  }
+  const podName = rest[0] as string;
+  const uid = CGROUPFS_POD.exec(podName)?.[1] ?? SYSTEMD_POD.exec(podName)?.[1]?.replaceAll('_', '-');
+  if (uid === undefined) return null;
+  return { level: rest.length === 1 ? 'pod' : 'container', podUid: uid, containerCgroup: rest[1] ?? null };
+}

@@ -18,6 +18,7 @@ import type { EpollLoopOptions } from './epoll-loop.js';
 import { EVENT_CONTROL_FILE } from './memcg-threshold.js';
 import { MemcgV1Notifier } from './memcg-v1-notifier.js';
 import { PsiNotifier } from './psi-notifier.js';
+import type { SharedEpollLoop } from './shared-epoll-loop.js';
 
 /** What only the caller knows: where the cgroups are, and the kernel and clock to use. */
 export interface NotifierContext {
@@ -38,6 +39,8 @@ export interface NotifierContext {
   /** Whether a file exists (PSI mode: which cgroup files to use). */
   readonly fileExists?: (path: string) => boolean;
   readonly loop?: EpollLoopOptions;
+  /** The node's one epoll loop, shared with the OOM kill watcher; without it the notifier makes its own. */
+  readonly sharedLoop?: SharedEpollLoop;
 }
 
 export interface DetectedNotifierMode {
@@ -77,7 +80,7 @@ export function createMemoryThresholdNotifier(settings: NotifierSettings, contex
   const native = context.native ?? createLibcNativeEvents();
   const nodeCgroup = trimSlashes(context.nodeCgroup);
   const podCgroupRoot = trimSlashes(context.podCgroupRoot);
-  const loop = context.loop === undefined ? {} : { loop: context.loop };
+  const loop = { ...(context.loop === undefined ? {} : { loop: context.loop }), ...(context.sharedLoop === undefined ? {} : { sharedLoop: context.sharedLoop }) };
 
   const chosen = chooseMode(settings.mode, context.cgroupRoot, logger);
   logger.info('memory threshold notifier mode chosen', { mode: chosen.mode, reason: chosen.reason });

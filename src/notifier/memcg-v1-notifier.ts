@@ -13,11 +13,12 @@ import type { Threshold } from '../api/threshold.js';
 import type { MemoryThresholdNotifier, NotifierEvent } from '../daemon/ports.js';
 import { errorMessage } from '../errors.js';
 import { EPOLLERR, EPOLLHUP, EPOLLIN, type EventFd, type NativeEvents } from '../../native/native-events.js';
-import { DEFAULT_EPOLL_LOOP_OPTIONS, EpollLoop, type EpollLoopOptions, type EpollWatch } from './epoll-loop.js';
+import type { EpollLoop, EpollLoopOptions, EpollWatch } from './epoll-loop.js';
 import { registerMemcgThreshold } from './memcg-threshold.js';
 import { computeMemoryThresholds, isProblem, type MemorySignal, type MemoryThresholdFigures } from './memory-thresholds.js';
 import { NotifierLifecycle } from './notifier-lifecycle.js';
 import { rearmDecision } from './rearm-policy.js';
+import { SharedEpollLoop } from './shared-epoll-loop.js';
 
 export interface MemcgV1NotifierOptions {
   /** The cgroup v1 memory hierarchy's mount point (`/sys/fs/cgroup/memory`). */
@@ -30,6 +31,8 @@ export interface MemcgV1NotifierOptions {
   readonly logger: Logger;
   readonly native: NativeEvents;
   readonly loop?: EpollLoopOptions;
+  /** The node's one epoll loop, shared with the OOM kill watcher; a loop of its own without it. */
+  readonly sharedLoop?: SharedEpollLoop;
 }
 
 /** One armed threshold, as reported by armedThresholds(). */
@@ -48,6 +51,7 @@ interface Armed extends ArmedMemcgThreshold {
 export class MemcgV1Notifier extends NotifierLifecycle implements MemoryThresholdNotifier {
   readonly mode = 'memcg-v1' as const;
   private readonly options: MemcgV1NotifierOptions;
+  private readonly shared: SharedEpollLoop;
   private loop: EpollLoop | null = null;
   private loopUnavailable = false;
   private readonly armed = new Map<string, Armed>();
@@ -59,6 +63,7 @@ export class MemcgV1Notifier extends NotifierLifecycle implements MemoryThreshol
   constructor(options: MemcgV1NotifierOptions) {
     super(options.logger, 'memory threshold not armed', 'description');
     this.options = options;
+    this.shared = options.sharedLoop ?? new SharedEpollLoop(options.native, options.logger, options.loop);
   }
 
   start(onEvent: (event: NotifierEvent) => void): void {
@@ -116,8 +121,10 @@ export class MemcgV1Notifier extends NotifierLifecycle implements MemoryThreshol
     // In-flight registrations finish first (a registration write cannot be cancelled), then close their eventfds.
     return this.stopOnce(async () => {
       await this.settled();
-      await this.loop?.stop();
+      // The loop may go on for another holder: this notifier's descriptors go now.
+      for (const armed of this.armed.values()) this.loop?.unwatch(armed.watch);
       this.armed.clear();
+      if (this.loop !== null) await this.shared.release();
     });
   }
 
@@ -187,12 +194,10 @@ export class MemcgV1Notifier extends NotifierLifecycle implements MemoryThreshol
   private ensureLoop(): EpollLoop | null {
     if (this.loop !== null) return this.loop;
     if (this.loopUnavailable) return null;
-    try {
-      this.loop = new EpollLoop(this.options.native, this.logger, this.options.loop ?? DEFAULT_EPOLL_LOOP_OPTIONS);
-    } catch (error) {
+    this.loop = this.shared.acquire();
+    if (this.loop === null) {
       this.loopUnavailable = true;
-      this.logger.error('cannot create the epoll set; memory threshold notifications are off', { error: errorMessage(error) });
-      return null;
+      this.logger.error('cannot create the epoll set; memory threshold notifications are off', { error: this.shared.failureReason ?? 'the epoll loop is stopped' });
     }
     return this.loop;
   }

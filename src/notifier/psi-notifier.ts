@@ -18,12 +18,13 @@ import { errorMessage, NativeError } from '../errors.js';
 import { EPOLLERR, EPOLLPRI, type FileFd, type NativeEvents } from '../../native/native-events.js';
 import type { OpenFileDoor } from '../host/kept-open-file.js';
 import { CgroupMemoryReader, cgroupWorkingSetSource, rootWorkingSetSource } from './cgroup-v2-memory.js';
-import { DEFAULT_EPOLL_LOOP_OPTIONS, EpollLoop, type EpollLoopOptions, type EpollWatch } from './epoll-loop.js';
+import type { EpollLoop, EpollLoopOptions, EpollWatch } from './epoll-loop.js';
 import type { FastCheckTiming } from './fast-check-schedule.js';
 import { MemoryHighWakeup } from './memory-high-wakeup.js';
 import { computeMemoryThresholds, isProblem, type MemorySignal, type MemoryThresholdFigures } from './memory-thresholds.js';
 import { NotifierLifecycle } from './notifier-lifecycle.js';
 import { openPsiTrigger, unprivilegedWindowMs } from './psi-trigger.js';
+import { SharedEpollLoop } from './shared-epoll-loop.js';
 import { WorkingSetFastCheck, type FastCheckOutcome } from './working-set-fast-check.js';
 
 const ERRNO_EPERM = 1;
@@ -51,6 +52,8 @@ export interface PsiNotifierOptions {
   /** Whether a file exists (the root cgroup's memory.current and memory.pressure, the kubepods memory.pressure). */
   readonly fileExists: (path: string) => boolean;
   readonly loop?: EpollLoopOptions;
+  /** The node's one epoll loop, shared with the OOM kill watcher; a loop of its own without it. */
+  readonly sharedLoop?: SharedEpollLoop;
 }
 
 /** One armed PSI trigger, as reported by psiTriggers(). */
@@ -71,6 +74,7 @@ export const PSI_ALLOCATABLE_DESCRIPTION = 'psi allocatable memory pressure';
 export class PsiNotifier extends NotifierLifecycle implements MemoryThresholdNotifier {
   readonly mode = 'psi' as const;
   private readonly options: PsiNotifierOptions;
+  private readonly shared: SharedEpollLoop;
   private loop: EpollLoop | null = null;
   private readonly triggers: Trigger[] = [];
   /** The latest figures per threshold description, from updateThresholds. */
@@ -83,6 +87,7 @@ export class PsiNotifier extends NotifierLifecycle implements MemoryThresholdNot
   constructor(options: PsiNotifierOptions) {
     super(options.logger, 'memory threshold not watched', 'key');
     this.options = options;
+    this.shared = options.sharedLoop ?? new SharedEpollLoop(options.native, options.logger, options.loop);
     this.fastCheck = new WorkingSetFastCheck({
       timing: options.fastCheck,
       clock: options.clock,
@@ -98,17 +103,15 @@ export class PsiNotifier extends NotifierLifecycle implements MemoryThresholdNot
 
   start(onEvent: (event: NotifierEvent) => void): void {
     if (!this.beginStart(onEvent)) return;
-    try {
-      this.loop = new EpollLoop(this.options.native, this.logger, this.options.loop ?? DEFAULT_EPOLL_LOOP_OPTIONS);
-    } catch (error) {
-      this.logger.error('cannot create the epoll set; PSI triggers and the memory.high wake-up are off, the fast check still runs', { error: errorMessage(error) });
-    }
+    this.loop = this.shared.acquire();
+    if (this.loop === null) this.logger.error('cannot create the epoll set; PSI triggers and the memory.high wake-up are off, the fast check still runs', { error: this.shared.failureReason ?? 'the epoll loop is stopped' });
     const loop = this.loop;
     if (loop !== null) {
       const arms = [this.armTrigger(loop, PSI_DESCRIPTION, this.pressurePath(this.options.nodeCgroup))];
       const podPressure = join(this.options.cgroupRoot, this.options.podCgroupRoot, 'memory.pressure');
       if (this.options.fileExists(podPressure)) arms.push(this.armTrigger(loop, PSI_ALLOCATABLE_DESCRIPTION, podPressure));
       if (this.options.memoryHighWakeup) this.startMemoryHighWakeup(loop);
+      loop.start();
       this.triggerArming = Promise.all(arms)
         .then(() => {
           this.logger.info('created memoryThresholdNotifier', {
@@ -121,7 +124,6 @@ export class PsiNotifier extends NotifierLifecycle implements MemoryThresholdNot
           });
         })
         .catch((error: unknown) => this.logger.error('arming a PSI trigger failed', { error: errorMessage(error) }));
-      loop.start();
     }
     this.fastCheck.start();
   }
@@ -157,7 +159,11 @@ export class PsiNotifier extends NotifierLifecycle implements MemoryThresholdNot
       // Undone first: nothing of the agent's may stay on the kubepods cgroup.
       await this.memoryHigh?.stop();
       // A trigger write in flight cannot be cancelled: let it finish, then close everything.
-      await this.triggerArming.then(() => this.loop?.stop());
+      await this.triggerArming.then(async () => {
+        // The loop may go on for another holder: this notifier's descriptors go now.
+        for (const trigger of this.triggers) this.loop?.unwatch(trigger.watch);
+        if (this.loop !== null) await this.shared.release();
+      });
       this.triggers.length = 0;
       for (const reader of this.readers.values()) reader.close();
       this.readers.clear();

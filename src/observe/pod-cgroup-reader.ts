@@ -12,7 +12,7 @@ import type { HostFs } from '../host/host-fs.js';
 import type { CgroupVersion } from '../host/memory-stat.js';
 import { describeError, isNotFound } from '../host/read-result.js';
 import { readCgroupMemory, type CgroupMemoryReading } from './cgroup-memory-reader.js';
-import { containerIdCandidates } from '../host/container-id.js';
+import { containerIdCandidates } from '../api/container-id.js';
 import { countPids, countProcessesInTree } from './process-count.js';
 
 export interface PodCgroupReading {

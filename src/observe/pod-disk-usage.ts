@@ -8,7 +8,7 @@
 import { isPodUid, podIdentityProblem, type Pod } from '../api/pod.js';
 import type { HostFs } from '../host/host-fs.js';
 import { describeError, isNotFound } from '../host/read-result.js';
-import { containerNamesById } from '../host/container-id.js';
+import { containerNamesById } from '../api/container-id.js';
 import { describePodFileError } from '../host/capabilities.js';
 import { addDiskUsage, diskUsage, filesUsage, NO_DISK_USAGE, WalkBudget, type DiskUsage } from './disk-usage.js';
 import { parseMountInfo, writableLayerDirs, type MountInfoEntry } from './mountinfo.js';

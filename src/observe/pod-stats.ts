@@ -5,7 +5,7 @@
 
 import type { Pod } from '../api/pod.js';
 import type { ContainerStats, FsStats, PodStats } from '../api/summary.js';
-import { containerNamesById } from '../host/container-id.js';
+import { containerNamesById } from '../api/container-id.js';
 import type { DiskUsage } from './disk-usage.js';
 import { toMemoryStats, type Report } from './node-stats.js';
 import type { ObserverCgroups } from './observer-cgroups.js';

@@ -2,12 +2,15 @@
 // or koffi. It keeps a descriptor table, eventfd counters, epoll sets, memcg threshold
 // registrations made through cgroup.event_control (signalled on each crossing, in either direction,
 // and once when the cgroup is removed, as the kernel does) and PSI triggers (validated like the
-// kernel, raising EPOLLPRI on stall()), and plain cgroup files (memory.current, memory.stat,
-// memory.high, memory.events) that tests set and the code reads (through readFromStart, or the
-// host door `files`, as the fast check reads them) and writes, with the kernfs notification of a
-// file (EPOLLERR|EPOLLPRI until the descriptor reads it again) and the directories' extended
-// attributes. It also records what a test needs to check: the writes, the open descriptors, the
-// reads, and how many epoll_waits were ever outstanding at once.
+// kernel, raising EPOLLPRI on stall()), memcg OOM registrations on memory.oom_control (signalled
+// for an OOM in the cgroup or any ancestor, as mem_cgroup_oom_notify walks the OOMing subtree), a
+// kernel log (/dev/kmsg: one record per read, EPOLLIN while unread records remain, EPIPE after an
+// overrun), and plain cgroup files (memory.current, memory.stat, memory.high, memory.events) that
+// tests set and the code reads (through readFromStart or readFile, or the host door `files`, as the
+// fast check reads them) and writes, with the kernfs notification of a file (EPOLLERR|EPOLLPRI
+// until the descriptor reads it again) and the directories' extended attributes. It also records
+// what a test needs to check: the writes, the open descriptors, the reads, and how many epoll_waits
+// were ever outstanding at once.
 
 import { NativeError } from '../../src/errors.js';
 import type { OpenFileDoor } from '../../src/host/kept-open-file.js';
@@ -35,7 +38,7 @@ export const ENODEV = 19;
 type FakeDescriptor =
   | { readonly kind: 'epoll'; readonly watched: Map<number, { events: number; token: number }> }
   | { readonly kind: 'eventfd'; counter: bigint }
-  | { readonly kind: 'file'; readonly path: string; readonly access: FileAccess; trigger: string | null; pressureRaised: boolean; broken: boolean; notified: boolean };
+  | { readonly kind: 'file'; readonly path: string; readonly access: FileAccess; trigger: string | null; pressureRaised: boolean; broken: boolean; notified: boolean; logPosition: number };
 
 interface Registration {
   readonly eventFd: number;
@@ -45,7 +48,17 @@ interface Registration {
 interface FakeCgroup {
   usageBytes: bigint;
   registrations: Registration[];
+  /** eventfds registered on memory.oom_control. */
+  oomRegistrations: number[];
 }
+
+/** What a simulated kernel log holds: records in order; `first` is the sequence number of records[0] (older ones were overwritten). */
+interface FakeKernelLog {
+  readonly records: string[];
+  first: number;
+}
+
+export const EPIPE = 32;
 
 interface PendingWait {
   readonly epoll: number;
@@ -67,6 +80,7 @@ export class FakeNative implements NativeEvents {
   private readonly descriptors = new Map<number, FakeDescriptor>();
   private readonly cgroups = new Map<string, FakeCgroup>();
   private readonly pressureFiles = new Set<string>();
+  private readonly kernelLogs = new Map<string, FakeKernelLog>();
   private readonly failures = new Map<Operation, number>();
   private readonly waits: PendingWait[] = [];
   private heldWrites: (() => void)[] | null = null;
@@ -94,7 +108,51 @@ export class FakeNative implements NativeEvents {
 
   /** A cgroup v1 memory cgroup directory with its current usage. */
   addCgroup(path: string, usageBytes = 0n): void {
-    this.cgroups.set(path, { usageBytes, registrations: [] });
+    this.cgroups.set(path, { usageBytes, registrations: [], oomRegistrations: [] });
+  }
+
+  /**
+   * An OOM in the memory cgroup `path` (at its limit): every eventfd registered on memory.oom_control
+   * of `path` or of a cgroup below it is signalled once, as the kernel notifies the OOMing subtree.
+   */
+  oom(path: string): void {
+    for (const [cgroupPath, cgroup] of this.cgroups) {
+      if (cgroupPath !== path && !cgroupPath.startsWith(`${path}/`)) continue;
+      for (const eventFd of cgroup.oomRegistrations) this.addToCounter(eventFd, 1n);
+    }
+    this.pump();
+  }
+
+  /** The eventfds registered on a cgroup's memory.oom_control. */
+  oomRegistrationCount(path: string): number {
+    return this.cgroup(path).oomRegistrations.length;
+  }
+
+  /** A kernel log device (`/dev/kmsg`) holding no record yet. */
+  addKernelLog(path: string): void {
+    this.kernelLogs.set(path, { records: [], first: 0 });
+  }
+
+  /** Appends records (the `prio,seq,ts,flags;message` text) to a kernel log; readers see EPOLLIN. */
+  printk(path: string, ...records: string[]): void {
+    const log = this.kernelLogs.get(path);
+    if (log === undefined) throw new Error(`no fake kernel log ${path}`);
+    log.records.push(...records);
+    this.pump();
+  }
+
+  /** Drops the oldest `count` records before any reader got them, as a full ring buffer does. */
+  overwriteKernelLog(path: string, count: number): void {
+    const log = this.kernelLogs.get(path);
+    if (log === undefined) throw new Error(`no fake kernel log ${path}`);
+    log.records.splice(0, count);
+    log.first += count;
+  }
+
+  /** Changes a plain file and notifies it (memory.events): each open descriptor on it raises EPOLLPRI until it re-reads the file. */
+  modifyFile(path: string, text: string): void {
+    this.setFile(path, text);
+    this.notifyFile(path);
   }
 
   /** Moves a cgroup's usage; every registration whose threshold lies between old and new is signalled once. */
@@ -113,6 +171,7 @@ export class FakeNative implements NativeEvents {
   removeCgroup(path: string): void {
     const cgroup = this.cgroup(path);
     for (const registration of cgroup.registrations) this.addToCounter(registration.eventFd, 1n);
+    for (const eventFd of cgroup.oomRegistrations) this.addToCounter(eventFd, 1n);
     this.cgroups.delete(path);
     this.pump();
   }
@@ -313,7 +372,9 @@ export class FakeNative implements NativeEvents {
   openFile(path: string, access: FileAccess): FileFd {
     this.maybeFail('openFile', 'open');
     if (!this.fileExists(path)) throw new NativeError('open', ENOENT, path);
-    return this.allocate({ kind: 'file', path, access, trigger: null, pressureRaised: false, broken: false, notified: false }) as FileFd;
+    const log = this.kernelLogs.get(path);
+    const logPosition = log === undefined ? 0 : log.first;
+    return this.allocate({ kind: 'file', path, access, trigger: null, pressureRaised: false, broken: false, notified: false, logPosition }) as FileFd;
   }
 
   readFromStart(fd: FileFd, buffer: Uint8Array): number {
@@ -344,6 +405,42 @@ export class FakeNative implements NativeEvents {
   removeXattr(path: string, name: string): void {
     this.maybeFail('removeXattr', 'removexattr');
     this.xattrs.get(path)?.delete(name);
+  }
+
+  readFile(fd: FileFd, maxBytes: number, offset: number | null): Uint8Array | null {
+    this.maybeFail('readFile', 'read');
+    const descriptor = this.descriptors.get(fd);
+    if (descriptor?.kind !== 'file' || descriptor.access === 'write') throw new NativeError('read', EBADF);
+    const log = this.kernelLogs.get(descriptor.path);
+    if (log !== undefined) {
+      if (descriptor.logPosition < log.first) {
+        // The kernel moves the reader to the oldest record left and reports the loss once.
+        descriptor.logPosition = log.first;
+        throw new NativeError('read', EPIPE);
+      }
+      const record = log.records[descriptor.logPosition - log.first];
+      if (record === undefined) {
+        if (descriptor.access === 'read-nonblock') return null;
+        throw new Error('a blocking read of the fake kernel log would wait forever');
+      }
+      const bytes = encoder.encode(record);
+      if (bytes.length > maxBytes) throw new NativeError('read', EINVAL);
+      descriptor.logPosition++;
+      return bytes;
+    }
+    const text = this.plainFiles.get(descriptor.path);
+    if (text === undefined) throw new NativeError(offset === null ? 'read' : 'pread', ENODEV, descriptor.path);
+    descriptor.notified = false;
+    this.reads.push(descriptor.path);
+    return encoder.encode(text).slice(offset ?? 0, (offset ?? 0) + maxBytes);
+  }
+
+  seekToEnd(fd: FileFd): void {
+    this.maybeFail('seekToEnd', 'lseek');
+    const descriptor = this.descriptors.get(fd);
+    if (descriptor?.kind !== 'file') throw new NativeError('lseek', EBADF);
+    const log = this.kernelLogs.get(descriptor.path);
+    if (log !== undefined) descriptor.logPosition = log.first + log.records.length;
   }
 
   writeFile(fd: FileFd, bytes: Uint8Array): void {
@@ -387,7 +484,10 @@ export class FakeNative implements NativeEvents {
     // Closing a descriptor drops it from every epoll set, and an eventfd's last close unregisters its thresholds.
     for (const other of this.descriptors.values()) if (other.kind === 'epoll') other.watched.delete(fd);
     if (descriptor.kind === 'eventfd') {
-      for (const cgroup of this.cgroups.values()) cgroup.registrations = cgroup.registrations.filter((r) => r.eventFd !== fd);
+      for (const cgroup of this.cgroups.values()) {
+        cgroup.registrations = cgroup.registrations.filter((r) => r.eventFd !== fd);
+        cgroup.oomRegistrations = cgroup.oomRegistrations.filter((r) => r !== fd);
+      }
     }
   }
 
@@ -400,13 +500,23 @@ export class FakeNative implements NativeEvents {
   }
 
   private fileExists(path: string): boolean {
-    if (this.pressureFiles.has(path) || this.plainFiles.has(path)) return true;
+    if (this.pressureFiles.has(path) || this.plainFiles.has(path) || this.kernelLogs.has(path)) return true;
     const slash = path.lastIndexOf('/');
     const name = path.slice(slash + 1);
-    return this.cgroups.has(path.slice(0, slash)) && (name === 'memory.usage_in_bytes' || name === 'cgroup.event_control');
+    return this.cgroups.has(path.slice(0, slash)) && (name === 'memory.usage_in_bytes' || name === 'cgroup.event_control' || name === 'memory.oom_control');
   }
 
   private registerThreshold(cgroupPath: string, text: string): void {
+    const oom = /^(\d+) (\d+)$/.exec(text);
+    if (oom !== null) {
+      // memory.oom_control takes no argument.
+      const eventFd = Number(oom[1]);
+      const watched = this.descriptors.get(Number(oom[2]));
+      if (this.descriptors.get(eventFd)?.kind !== 'eventfd') throw new NativeError('write', EBADF, 'not an eventfd');
+      if (watched?.kind !== 'file' || watched.path !== `${cgroupPath}/memory.oom_control`) throw new NativeError('write', EINVAL, 'not the usage file');
+      this.cgroup(cgroupPath).oomRegistrations.push(eventFd);
+      return;
+    }
     const match = /^(\d+) (\d+) (\d+)$/.exec(text);
     if (match === null) throw new NativeError('write', EINVAL, text);
     const eventFd = Number(match[1]);
@@ -462,6 +572,11 @@ export class FakeNative implements NativeEvents {
         if (ready.length >= wait.maxEvents) break;
         const descriptor = this.descriptors.get(fd);
         if (descriptor?.kind === 'eventfd' && descriptor.counter > 0n && (events & EPOLLIN) !== 0) ready.push({ token, events: EPOLLIN });
+        if (descriptor?.kind === 'file' && this.kernelLogs.has(descriptor.path)) {
+          const log = this.kernelLogs.get(descriptor.path) as FakeKernelLog;
+          if ((events & EPOLLIN) !== 0 && descriptor.logPosition < log.first + log.records.length) ready.push({ token, events: EPOLLIN });
+          continue;
+        }
         if (descriptor?.kind === 'file' && descriptor.broken) ready.push({ token, events: EPOLLERR | (events & EPOLLPRI) });
         else if (descriptor?.kind === 'file' && descriptor.notified && (events & EPOLLPRI) !== 0) {
           // kernfs: level-triggered until the descriptor reads the file again.

@@ -72,6 +72,7 @@ describe('agent settings', () => {
         countFromTimeAdded: true,
         deleteRetries: 3,
       },
+      oomKills: { enabled: false, kernelLog: false, scanIntervalMs: 30_000, kernelLogWaitMs: 1000 },
       server: { address: '127.0.0.1', port: 9090, maxConnections: 32 },
       logLevel: 'debug',
     } satisfies AgentSettings);
@@ -131,6 +132,8 @@ describe('agent settings', () => {
       countFromTimeAdded: false,
       deleteRetries: 5,
     });
+    // Reporting only, so on.
+    expect(settings.oomKills).toEqual({ enabled: true, kernelLog: true, scanIntervalMs: 10_000, kernelLogWaitMs: 500 });
     expect(settings.server).toEqual({ address: '0.0.0.0', port: 8080, maxConnections: 32 });
     expect(settings.logLevel).toBe('info');
   });
@@ -245,6 +248,9 @@ describe('agent settings: bad values', () => {
     { name: 'port-out-of-range', text: 'server:\n  port: 70000\n', problems: [{ field: 'server.port', value: 70000, message: 'must be between 0 and 65535: 70000' }] },
     { name: 'port-as-string', text: 'server:\n  port: "8080"\n', problems: [{ field: 'server.port', value: '8080', message: 'must be an integer, not the string "8080"' }] },
     { name: 'delete-retries-negative', text: 'taintEviction:\n  deleteRetries: -1\n', problems: [{ field: 'taintEviction.deleteRetries', value: -1 }] },
+    { name: 'oom-scan-interval-too-short', text: 'oomKills:\n  scanInterval: 100ms\n', problems: [{ field: 'oomKills.scanInterval', line: 2, message: 'must be at least 1s: 100ms' }] },
+    { name: 'oom-kernel-log-wait-too-long', text: 'oomKills:\n  kernelLogWait: 1m\n', problems: [{ field: 'oomKills.kernelLogWait', message: 'must be at most 5s: 60000ms' }] },
+    { name: 'oom-kernel-log-not-a-boolean', text: 'oomKills:\n  kernelLog: yes\n', problems: [{ field: 'oomKills.kernelLog', value: 'yes' }] },
     { name: 'node-name-upper-case', text: 'nodeName: Worker-1\n', problems: [{ field: 'nodeName', value: 'Worker-1' }] },
     { name: 'node-name-empty', text: 'nodeName: ""\n', problems: [{ field: 'nodeName', message: 'must not be empty' }] },
   ];

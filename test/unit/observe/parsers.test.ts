@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import type { Pod } from '../../../src/api/pod.js';
-import { containerIdCandidates, containerNamesById, parseContainerId } from '../../../src/host/container-id.js';
+import { containerIdCandidates, containerNamesById, parseContainerId } from '../../../src/api/container-id.js';
 import { mountOption, parseMountInfo, writableLayerDirs } from '../../../src/observe/mountinfo.js';
 import { maxPid, parseLoadavgTaskCount } from '../../../src/observe/pid-limits.js';
 import { countPids } from '../../../src/observe/process-count.js';

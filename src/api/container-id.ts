@@ -3,7 +3,7 @@
 // cgroup driver (`<id>` with cgroupfs and containerd or docker, `crio-<id>` with cgroupfs and CRI-O,
 // `cri-containerd-<id>.scope`, `crio-<id>.scope` or `docker-<id>.scope` with systemd).
 
-import type { Pod } from '../api/pod.js';
+import type { Pod } from './pod.js';
 
 /** The runtime prefixes a systemd scope (or a CRI-O cgroupfs directory) puts before the ID. */
 export const RUNTIME_CGROUP_PREFIXES = ['cri-containerd-', 'crio-', 'docker-'] as const;

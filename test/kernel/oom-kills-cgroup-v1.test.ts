@@ -1,0 +1,187 @@
+// Kernel OOM kills on the real kernel's cgroup v1 memory hierarchy: a real process grows until the
+// OOM killer kills it, in a container cgroup at its own limit and in a container of a node whose
+// cgroup is at its limit, and the watcher reports each kill once, within milliseconds, with the
+// victim's PID, process name and both cgroups from the kernel log (and, with the kernel log off,
+// from the oom_control eventfd and the cgroups' counters alone). Needs root and a cgroup v1 memory
+// hierarchy (and, for the kernel log, /dev/kmsg); skipped with the reason printed otherwise.
+// Cgroups come from the shared sandbox (kea-test-<pid>-<n>, removed even when a test fails).
+
+import { existsSync } from 'node:fs';
+import { systemClock } from '../../src/api/clock.js';
+import type { OomKillSettings } from '../../src/api/agent-settings.js';
+import type { KernelOomKill, OomKillWatcher } from '../../src/daemon/ports.js';
+import { nodeHostFs } from '../../src/host/host-fs.js';
+import { createOomKillWatcher } from '../../src/notifier/create-oom-kill-watcher.js';
+import { SharedEpollLoop } from '../../src/notifier/shared-epoll-loop.js';
+import { createLibcNativeEvents } from '../../native/libc-native-events.js';
+import { RecordingLogger } from '../fakes/recording-logger.js';
+import { CgroupSandbox, cgroupV1Unavailable, type SandboxProcess } from '../helpers/cgroup-sandbox.js';
+import { openFds } from '../helpers/open-fds.js';
+
+const MI = 1n << 20n;
+const POD_UID = '5f0c8a2e-4a61-4c1e-9d55-3f2b8e6b7c10';
+const CONTAINER_ID = 'a'.repeat(64);
+// Idles until SIGUSR2, then grows 8 MiB every 5 ms, touching every page, until the kernel kills it.
+const GROWER = [
+  process.execPath,
+  '-e',
+  "process.on('SIGUSR2',()=>{const k=[];setInterval(()=>{const b=Buffer.allocUnsafe(8<<20);b.fill(1);k.push(b)},5)});console.log('ready');setInterval(()=>{},1<<30)",
+];
+
+const reason = cgroupV1Unavailable();
+const kernelLogReason = existsSync('/dev/kmsg') ? null : 'no /dev/kmsg';
+let sandbox: CgroupSandbox | undefined;
+beforeAll(async () => {
+  if (reason === null) sandbox = await CgroupSandbox.create();
+});
+afterAll(async () => sandbox?.cleanup());
+
+const settings = (kernelLog: boolean): OomKillSettings => ({ enabled: true, kernelLog, scanIntervalMs: 60_000, kernelLogWaitMs: 500 });
+
+interface Watching {
+  readonly watcher: OomKillWatcher;
+  readonly kills: KernelOomKill[];
+  readonly logger: RecordingLogger;
+  next(): Promise<KernelOomKill>;
+}
+
+function watch(box: CgroupSandbox, kernelLog: boolean): Watching {
+  const logger = new RecordingLogger();
+  const native = createLibcNativeEvents();
+  const kills: KernelOomKill[] = [];
+  const waiters: ((kill: KernelOomKill) => void)[] = [];
+  const watcher = createOomKillWatcher(settings(kernelLog), {
+    cgroupRoot: '/sys/fs/cgroup',
+    nodeCgroup: box.name,
+    podCgroupRoot: `${box.name}/kubepods`,
+    loop: new SharedEpollLoop(native, logger),
+    fs: nodeHostFs,
+    clock: systemClock,
+    logger,
+    native,
+  });
+  watcher.start((kill) => {
+    kills.push(kill);
+    waiters.shift()?.(kill);
+  });
+  return {
+    watcher,
+    kills,
+    logger,
+    next: () =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no OOM kill reported in 10 s: ${JSON.stringify(logger.lines)}`)), 10_000);
+        waiters.push((kill) => {
+          clearTimeout(timer);
+          resolve(kill);
+        });
+      }),
+  };
+}
+
+async function killedByTheKernel(box: CgroupSandbox, w: Watching, grower: SandboxProcess): Promise<{ kill: KernelOomKill; exitedAfterMs: number }> {
+  const reported = w.next();
+  const startedMs = Date.now();
+  process.kill(grower.pid, 'SIGUSR2');
+  await grower.exited;
+  const exitedAfterMs = Date.now() - startedMs;
+  const kill = await reported;
+  expect(grower.exitSignal()).toBe('SIGKILL');
+  // Once, not again from the counters or the rescans.
+  await new Promise((resolve) => setTimeout(resolve, 700));
+  expect(w.kills).toHaveLength(1);
+  return { kill, exitedAfterMs };
+}
+
+const containerPath = (box: CgroupSandbox): string => `/${box.name}/kubepods/burstable/pod${POD_UID}/${CONTAINER_ID}`;
+
+describe('kernel OOM kills on cgroup v1 (root)', () => {
+  test('a container at its own limit: reported once from the kernel log, with the PID, the process and both cgroups', async () => {
+    if (sandbox === undefined || kernelLogReason !== null) return void console.log(`skipped: ${reason ?? kernelLogReason}`);
+    const box = sandbox;
+    const container = `kubepods/burstable/pod${POD_UID}/${CONTAINER_ID}`;
+    box.mkdir(container);
+    box.setLimit(container, 160n * MI);
+    const grower = await box.startCommand(container, GROWER);
+    const fdsBefore = openFds();
+    const w = watch(box, true);
+    try {
+      expect(w.watcher.sources()).toEqual(['kernel-log', 'oom-control', 'counter-scan']);
+      const { kill, exitedAfterMs } = await killedByTheKernel(box, w, grower);
+      expect(kill).toMatchObject({
+        source: 'oom-control',
+        constraint: 'CONSTRAINT_MEMCG',
+        scope: 'memcg',
+        pid: grower.pid,
+        process: 'node',
+        oomCgroupInferred: false,
+        victim: { path: containerPath(box), level: 'container', podUid: POD_UID, containerIds: [CONTAINER_ID] },
+        oomCgroup: { path: containerPath(box), level: 'container' },
+      });
+      expect(kill.victim?.memory?.limitBytes).toBe(160n * MI);
+      expect(kill.rssBytes).toBeGreaterThan(64n * MI);
+      // The oom_control eventfd fires before the kernel picks the victim; the log line follows.
+      expect(kill.oomSignalledAtMs).not.toBeNull();
+      const detectionMs = kill.detectedAtMs - kill.atMs;
+      expect(detectionMs).toBeGreaterThanOrEqual(0);
+      expect(detectionMs).toBeLessThan(1000);
+      console.log(`container-limit kill: reported ${detectionMs} ms after the kernel's timestamp; the process was reaped ${exitedAfterMs} ms after it started growing`);
+    } finally {
+      await w.watcher.stop();
+    }
+    // Every descriptor the watcher opened (eventfds, /dev/kmsg, the epoll set) is closed again.
+    expect(openFds()).toEqual(fdsBefore);
+  });
+
+  test('a node at its limit: the victim in a container without a limit, the OOM at the node cgroup', async () => {
+    if (sandbox === undefined || kernelLogReason !== null) return void console.log(`skipped: ${reason ?? kernelLogReason}`);
+    const box = sandbox;
+    const container = `kubepods/burstable/pod${POD_UID}/${CONTAINER_ID}`;
+    box.mkdir(container);
+    box.setLimit(container, 1n << 40n);
+    box.setLimit('', 200n * MI);
+    const grower = await box.startCommand(container, GROWER);
+    const w = watch(box, true);
+    try {
+      const { kill } = await killedByTheKernel(box, w, grower);
+      expect(kill).toMatchObject({
+        constraint: 'CONSTRAINT_MEMCG',
+        pid: grower.pid,
+        process: 'node',
+        victim: { path: containerPath(box), level: 'container', podUid: POD_UID },
+        oomCgroup: { path: `/${box.name}`, level: 'node' },
+      });
+      expect(kill.oomCgroup?.memory?.limitBytes).toBe(200n * MI);
+    } finally {
+      await w.watcher.stop();
+      box.setLimit('', 1n << 40n);
+    }
+  });
+
+  test('without the kernel log: the counters find the kill, and the cgroup at its limit is inferred from its peak', async () => {
+    if (sandbox === undefined) return void console.log(`skipped: ${reason}`);
+    const box = sandbox;
+    const container = `kubepods/burstable/pod${POD_UID}/${CONTAINER_ID}`;
+    box.mkdir(container);
+    box.setLimit(container, 160n * MI);
+    const grower = await box.startCommand(container, GROWER);
+    const w = watch(box, false);
+    try {
+      expect(w.watcher.sources()).toEqual(['oom-control', 'counter-scan']);
+      const { kill } = await killedByTheKernel(box, w, grower);
+      expect(kill).toMatchObject({
+        source: 'oom-control',
+        constraint: null,
+        pid: null,
+        process: null,
+        oomCgroupInferred: true,
+        victim: { path: containerPath(box), level: 'container', podUid: POD_UID },
+        oomCgroup: { path: containerPath(box), level: 'container' },
+      });
+      expect(kill.detectedAtMs - (kill.oomSignalledAtMs ?? 0)).toBeLessThan(1000);
+      console.log(`counter kill: found ${kill.detectedAtMs - (kill.oomSignalledAtMs ?? 0)} ms after the oom_control eventfd`);
+    } finally {
+      await w.watcher.stop();
+    }
+  });
+});
