@@ -52,7 +52,8 @@ export async function startNodeAgent(plan: AgentPlan): Promise<RunningAgent> {
     nodeReporter: client.nodeReporter(),
     observer: plan.nodeSide?.observer ?? hostObserver(config, context),
     notifier: plan.nodeSide?.notifier ?? hostNotifier(config, context),
-    oomKills: plan.nodeSide?.oomKills ?? hostOomKillWatcher(config, context),
+    // The host's kills are a stand-in node's business only when it says so.
+    ...(plan.nodeSide === undefined ? { oomKills: hostOomKillWatcher(config, context) } : plan.nodeSide.oomKills === undefined ? {} : { oomKills: plan.nodeSide.oomKills }),
     terminator: plan.nodeSide?.terminator ?? hostTerminator(config, context),
     hostIdentity: plan.nodeSide?.identity ?? hostIdentity(config),
     clock,

