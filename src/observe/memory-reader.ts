@@ -16,7 +16,7 @@ import type { MemoryReader } from '../daemon/ports.js';
 import { parseCounter } from '../host/memory-limit.js';
 import { isNotFound } from '../host/read-result.js';
 import { readCgroupMemory } from './cgroup-memory-reader.js';
-import { containerNamesById } from '../host/container-id.js';
+import { containerNamesById } from '../api/container-id.js';
 import { nodeMemory, podsSystemContainer, toMemoryStats } from './node-stats.js';
 import type { ObserverCgroups } from './observer-cgroups.js';
 import { countProcessesInTree } from './process-count.js';
