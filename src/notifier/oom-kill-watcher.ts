@@ -118,7 +118,7 @@ export class KernelOomKillWatcher implements OomKillWatcher {
         this.kernelLog = KernelLogReader.open(options.native, this.loop, options.kernelLogPath, this.log, (line, record) => this.onLogLine(line, record));
         sources.push('kernel-log');
       } catch (error) {
-        this.log.warn('cannot read the kernel log (it needs CAP_SYSLOG where kernel.dmesg_restrict is 1); OOM kills are attributed from the cgroups, without the process', {
+        this.log.warn('cannot read the kernel log (it needs the /dev/kmsg device in the container, and CAP_SYSLOG where kernel.dmesg_restrict is 1: the default DaemonSet grants neither, the privileged fallback both); OOM kills are attributed from the cgroups, without the process', {
           path: options.kernelLogPath,
           error: errorMessage(error),
         });

@@ -3,10 +3,12 @@
 // cgroup is at its limit, and the watcher reports each kill once, within milliseconds, with the
 // victim's PID, process name and both cgroups from the kernel log (and, with the kernel log off,
 // from the oom_control eventfd and the cgroups' counters alone). Needs root and a cgroup v1 memory
-// hierarchy (and, for the kernel log, /dev/kmsg); skipped with the reason printed otherwise.
+// hierarchy (and, for the kernel log, a readable /dev/kmsg: CAP_SYSLOG where kernel.dmesg_restrict
+// is 1); skipped with the reason printed otherwise. Where /dev/kmsg is unreadable (the DaemonSet's
+// capabilities, as CI runs these tests under capsh) the agent's degraded path is what is measured.
 // Cgroups come from the shared sandbox (kea-test-<pid>-<n>, removed even when a test fails).
 
-import { existsSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { systemClock } from '../../src/api/clock.js';
 import type { OomKillSettings } from '../../src/api/agent-settings.js';
 import type { KernelOomKill, OomKillWatcher } from '../../src/daemon/ports.js';
@@ -29,7 +31,19 @@ const GROWER = [
 ];
 
 const reason = cgroupV1Unavailable();
-const kernelLogReason = existsSync('/dev/kmsg') ? null : 'no /dev/kmsg';
+const KERNEL_LOG = '/dev/kmsg';
+
+/** Why this process cannot read the kernel log (no device, or no CAP_SYSLOG), or null. */
+function kernelLogUnreadable(): string | null {
+  try {
+    closeSync(openSync(KERNEL_LOG, 'r'));
+    return null;
+  } catch (error) {
+    return `${KERNEL_LOG} unreadable: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
+  }
+}
+
+const kernelLogReason = kernelLogUnreadable();
 let sandbox: CgroupSandbox | undefined;
 beforeAll(async () => {
   if (reason === null) sandbox = await CgroupSandbox.create();
@@ -45,7 +59,7 @@ interface Watching {
   next(): Promise<KernelOomKill>;
 }
 
-function watch(box: CgroupSandbox, kernelLog: boolean): Watching {
+function watch(box: CgroupSandbox, kernelLog: boolean, kernelLogPath = KERNEL_LOG): Watching {
   const logger = new RecordingLogger();
   const native = createLibcNativeEvents();
   const kills: KernelOomKill[] = [];
@@ -59,6 +73,7 @@ function watch(box: CgroupSandbox, kernelLog: boolean): Watching {
     clock: systemClock,
     logger,
     native,
+    kernelLogPath,
   });
   watcher.start((kill) => {
     kills.push(kill);
@@ -181,6 +196,28 @@ describe('kernel OOM kills on cgroup v1 (root)', () => {
       });
       expect(kill.detectedAtMs - (kill.oomSignalledAtMs ?? 0)).toBeLessThan(1000);
       console.log(`counter kill: found ${kill.detectedAtMs - (kill.oomSignalledAtMs ?? 0)} ms after the oom_control eventfd`);
+    } finally {
+      await w.watcher.stop();
+    }
+  });
+
+  test('the kernel log asked for but unreadable (the default DaemonSet: no CAP_SYSLOG, no /dev/kmsg): one warning, the counters find the kill', async () => {
+    if (sandbox === undefined) return void console.log(`skipped: ${reason}`);
+    const box = sandbox;
+    const container = `kubepods/burstable/pod${POD_UID}/${CONTAINER_ID}`;
+    box.mkdir(container);
+    box.setLimit(container, 160n * MI);
+    const grower = await box.startCommand(container, GROWER);
+    // Under the DaemonSet's capabilities the real device refuses; with CAP_SYSLOG, a container without the device is simulated.
+    const w = watch(box, true, kernelLogReason !== null ? KERNEL_LOG : `/dev/kea-test-${process.pid}-no-kmsg`);
+    try {
+      expect(w.watcher.sources()).toEqual(['oom-control', 'counter-scan']);
+      const warnings = w.logger.at('warn').map((l) => l.msg);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain('cannot read the kernel log');
+      const { kill } = await killedByTheKernel(box, w, grower);
+      expect(kill).toMatchObject({ source: 'oom-control', pid: null, oomCgroupInferred: true, victim: { path: containerPath(box), podUid: POD_UID } });
+      expect(w.logger.at('warn')).toHaveLength(1);
     } finally {
       await w.watcher.stop();
     }

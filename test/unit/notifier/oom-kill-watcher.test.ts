@@ -165,12 +165,17 @@ describe('KernelOomKillWatcher', () => {
     expect(kills[0]?.victim?.path).toBe(CONTAINER);
   });
 
-  test('without the kernel log (no CAP_SYSLOG): says so, and goes on from the cgroups', async () => {
+  test.each([
+    ['no CAP_SYSLOG', 1 /* EPERM */],
+    ['no /dev/kmsg in the container, as with the default DaemonSet', 2 /* ENOENT */],
+  ])('without the kernel log (%s): says so once, and goes on from the cgroups', async (_case, errno) => {
     const { native, logger, watcher, start } = setup();
-    native.failNext('openFile', 1 /* EPERM */);
+    native.failNext('openFile', errno);
     start();
     expect(watcher.sources()).toEqual(['oom-control', 'counter-scan']);
-    expect(logger.at('warn')[0]?.msg).toContain('cannot read the kernel log (it needs CAP_SYSLOG where kernel.dmesg_restrict is 1)');
+    const warnings = logger.at('warn').map((l) => l.msg);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('cannot read the kernel log (it needs the /dev/kmsg device in the container, and CAP_SYSLOG where kernel.dmesg_restrict is 1');
   });
 
   test('a node that is a cgroup of its own (a sandbox): kills outside it, in the machine\'s kernel log, are not its own', async () => {
