@@ -1,5 +1,5 @@
 // Which parts of the configuration a reload cannot change in a running agent: what the node side
-// (observer, kernel notifier, terminator, host identity), the operations endpoint and the logger
+// (observer, kernel notifier, OOM kill watcher, terminator, host identity), the operations endpoint and the logger
 // were built from at start. A reload applies everything else and names these fields as requiring
 // a restart, so "reloaded" never claims a change that is not in force.
 
@@ -7,7 +7,7 @@ import type { AgentSettings } from '../api/agent-settings.js';
 import type { LoadedConfig } from '../config/types.js';
 
 /** The sections of `agent` read once at start. */
-const RESTART_ONLY_SECTIONS = ['nodeName', 'observe', 'notifier', 'server', 'logLevel'] as const satisfies readonly (keyof AgentSettings)[];
+const RESTART_ONLY_SECTIONS = ['nodeName', 'observe', 'notifier', 'oomKills', 'server', 'logLevel'] as const satisfies readonly (keyof AgentSettings)[];
 
 // Every leaf path under `path` where `a` and `b` differ (values from the compiled settings: plain
 // data, no cycles).

@@ -14,6 +14,7 @@ test.each([
   ['the notifier mode', 'notifier:\n  mode: psi\n', ['notifier.mode']],
   ['the log level', 'logLevel: debug\n', ['logLevel']],
   ['the node name', 'nodeName: other\n', ['nodeName']],
+  ['the kernel OOM kill watcher', 'oomKills:\n  kernelLog: false\n', ['oomKills.kernelLog']],
 ])('%s', (_what, extra, fields) => {
   const running = parse('');
   const next = extra.startsWith('evictionHard') ? parseConfigText(extra, 'test.yaml') : parse(extra);
