@@ -57,7 +57,8 @@ async function step(name, run) {
 const pod = {
   metadata: { name: fixture.pod.name, namespace: fixture.pod.namespace, uid: fixture.pod.uid },
   spec: { containers: [{ name: 'app' }], volumes: [{ name: fixture.pod.volume, emptyDir: {} }] },
-  status: { qosClass: 'BestEffort', phase: 'Running' },
+  // The container the fixture's cgroup stands for: local termination ends only containers the status lists.
+  status: { qosClass: 'BestEffort', phase: 'Running', containerStatuses: [{ name: 'app', containerID: `containerd://${'c'.repeat(64)}` }] },
 };
 
 await step('start', () => {

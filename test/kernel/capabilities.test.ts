@@ -63,7 +63,7 @@ const oneFewer: OneFewer[] = [
     failing: ['start', 'terminate'],
     messages: [
       /^Local termination \(actions\.localTermination\) cannot signal pod processes that run as another user: this needs CAP_KILL, which the agent's container lacks; /,
-      /^Sending SIGKILL to 1 process\(es\) of pod capabilities\/victim was refused \(EPERM\): this needs CAP_KILL, which the agent's container lacks; the pod is left to the API server and the kubelet$/,
+      /^Signalling 1 process\(es\) of pod "capabilities\/victim" \(19 characters\) was refused \(EPERM\): this needs CAP_KILL, which the agent's container lacks; the pod is left to the API server and the kubelet$/,
     ],
     survives: true,
   },
