@@ -153,6 +153,8 @@ export class EvictionLoop {
         // The kill happens inside this call, before its first await.
         const executed = executor.execute({ nowMs: clock.nowMs(), reclaim: outcome.reclaim, evictions: [eviction], fallbacks: [] }, notifiedAtMs);
         this.awaitPods([eviction.pod], true, eviction.gracePeriodSeconds * 1000);
+        // The node reports the pressure the kill answered, as after a full pass that evicts.
+        manager.commitHardMemoryPressure(outcome.pressure, clock.nowMs());
         void executed.then((report) => {
           for (const attempt of report.attempts) this.log.info('eviction attempt', { ...attempt, shortcut: true });
           if (report.evicted.length === 0) this.awaiting?.pods.delete(eviction.pod.metadata.uid ?? podKey(eviction.pod));

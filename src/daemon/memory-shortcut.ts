@@ -16,7 +16,7 @@ export type ShortcutOutcome =
   | { readonly kind: 'not-met'; readonly node: Summary }
   /** Met, and every pod is critical (or there are none). */
   | { readonly kind: 'no-victim'; readonly node: Summary }
-  | { readonly kind: 'evict'; readonly node: Summary; readonly reclaim: HardMemoryPressure['reclaim']; readonly eviction: Eviction; readonly workingSetsRead: number };
+  | { readonly kind: 'evict'; readonly node: Summary; readonly pressure: HardMemoryPressure; readonly reclaim: HardMemoryPressure['reclaim']; readonly eviction: Eviction; readonly workingSetsRead: number };
 
 export function memoryShortcut(manager: EvictionManager, reader: MemoryReader, pods: readonly Pod[]): ShortcutOutcome {
   const node = reader.nodeMemory();
@@ -26,5 +26,5 @@ export function memoryShortcut(manager: EvictionManager, reader: MemoryReader, p
   for (let pod = search.next(); pod !== null; pod = search.next()) search.settle(reader.podWorkingSet(pod));
   const victim = search.victim;
   if (victim === null) return { kind: 'no-victim', node };
-  return { kind: 'evict', node, reclaim: pressure.reclaim, eviction: manager.memoryEviction(pressure, victim, reader.podStats(victim)), workingSetsRead: search.workingSetsRead };
+  return { kind: 'evict', node, pressure, reclaim: pressure.reclaim, eviction: manager.memoryEviction(pressure, victim, reader.podStats(victim)), workingSetsRead: search.workingSetsRead };
 }

@@ -216,11 +216,23 @@ export class EvictionManager {
 
   /**
    * The memory notification's shortcut (memory-shortcut.ts): the hard memory threshold these fresh
-   * node figures meet, with the thresholds in force; null when none is. Changes no state: the full
-   * pass that follows commits it.
+   * node figures meet, with the thresholds in force; null when none is. Changes no state: what the
+   * shortcut acts on is committed by commitHardMemoryPressure.
    */
   hardMemoryPressure(summary: Summary): HardMemoryPressure | null {
     return hardMemoryPressure(this.effectiveThresholds, summary);
+  }
+
+  /**
+   * Commits what the shortcut acted on, as the pass that evicts commits it: the pressure condition is
+   * observed now (so it is reported through the transition period) and the thresholds stay met until
+   * their minimum reclaim is satisfied (step 8), although the pass that follows the kill may already
+   * see the memory freed. Grace periods are untouched: hard thresholds have none.
+   */
+  commitHardMemoryPressure(pressure: HardMemoryPressure, nowMs: number): void {
+    this.nodeConditionsLastObservedAtState = nodeConditionsLastObservedAt(nodeConditions(pressure.thresholds), this.nodeConditionsLastObservedAtState, nowMs);
+    this.nodeConditionsState = nodeConditionsObservedSince(this.nodeConditionsLastObservedAtState, this.config.pressureTransitionPeriodMs, nowMs);
+    this.thresholdsMetState = mergeThresholds(this.thresholdsMetState, pressure.thresholds);
   }
 
   /** The eviction of `pod` for that pressure, built as synchronize builds it, on the pod's fresh stats. */
