@@ -105,13 +105,14 @@ describe('the /metrics capture', () => {
 });
 
 describe('the alert rules', () => {
-  test('cover failed and blocked evictions, readiness, observation, latency, reloads, storms and API errors, each with a severity, a summary and a description', () => {
+  test('cover failed and blocked evictions, readiness, observation, latency, kernel OOM kills, reloads, storms and API errors, each with a severity, a summary and a description', () => {
     expect(rules.map((r) => r.alert)).toEqual([
       'KubeEvictionAgentEvictionFailed',
       'KubeEvictionAgentEvictionsBlocked',
       'KubeEvictionAgentNotReady',
       'KubeEvictionAgentObservationProblems',
       'KubeEvictionAgentSlowReaction',
+      'KubeEvictionAgentKernelOomKills',
       'KubeEvictionAgentConfigReloadFailed',
       'KubeEvictionAgentEvictionStorm',
       'KubeEvictionAgentApiErrors',
@@ -171,6 +172,7 @@ describe('the dashboard', () => {
       'kube_eviction_agent_notification_to_eviction_seconds_bucket',
       'kube_eviction_agent_process_resident_memory_bytes',
       'kube_eviction_agent_process_cpu_seconds_total',
+      'kube_eviction_agent_kernel_oom_kills_total',
     ]) {
       expect(all).toContain(metric);
     }

@@ -81,6 +81,14 @@ export const SCENARIOS: readonly Scenario[] = [
     quiet: { series: [{ histogram: 'kube_eviction_agent_notification_to_eviction_seconds', seconds: 0.004, perMinute: 1, minutes: 60 }], evalTime: '60m' },
   },
   {
+    alert: 'KubeEvictionAgentKernelOomKills',
+    severity: 'warning',
+    alertLabels: { kind: 'node' },
+    fires: { series: [{ metric: 'kube_eviction_agent_kernel_oom_kills_total', labels: { kind: 'node', agent_state: 'evicting' }, values: '0 0 0 1 1 1' }], evalTime: '5m' },
+    // A container over its own limit is not node pressure.
+    quiet: { series: [{ metric: 'kube_eviction_agent_kernel_oom_kills_total', labels: { kind: 'container-limit', agent_state: 'not-applicable' }, values: '0 1 2 3 4 5' }], evalTime: '5m' },
+  },
+  {
     alert: 'KubeEvictionAgentConfigReloadFailed',
     severity: 'warning',
     fires: { series: [{ metric: 'kube_eviction_agent_config_reloads_total', labels: { result: 'rejected' }, values: '0 0 1 1 1' }], evalTime: '4m' },
