@@ -36,15 +36,15 @@ export class ManualClock implements Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       if (signal?.aborted) return resolve();
-      const cancel = this.after(ms, resolve);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          cancel();
-          resolve();
-        },
-        { once: true },
-      );
+      const onAbort = (): void => {
+        cancel();
+        resolve();
+      };
+      const cancel = this.after(ms, () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 

@@ -304,6 +304,7 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
       await oomKills?.stop();
       await within(deps.clock, SHUTDOWN_CLEANUP_MS, parts.nodeStatus.shutdown());
       deps.observer.close?.();
+      callerDeps.events.close?.();
       parts.identity.stop();
       await deps.cluster.stop();
       await ops?.stop();

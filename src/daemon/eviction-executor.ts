@@ -221,6 +221,7 @@ export class EvictionExecutor {
           } else {
             this.pendingDeletes.delete(uid);
             this.deps.metrics.evictions.inc({ signal: signalLabel(pending.eviction), action: 'delete', result: outcome.result === 'accepted' ? 'accepted' : 'gone' });
+            if (outcome.result === 'accepted') this.log.warn('evicted pod', { pod: podKey(pending.eviction.pod), signal: signalLabel(pending.eviction), action: 'delete', gracePeriodSeconds: pending.eviction.gracePeriodSeconds, attempts: pending.attempts });
           }
         } finally {
           pending.retrying = false;

@@ -137,6 +137,8 @@ export interface AgentEvent {
 export interface EventRecorder {
   podEvent(pod: Pod, event: AgentEvent): Promise<void>;
   nodeEvent(event: AgentEvent): Promise<void>;
+  /** Stops retrying writes the API server did not answer (the agent is stopping). */
+  close?(): void;
 }
 
 /** One node condition under the agent's own type (never the kubelet's). */

@@ -4,9 +4,14 @@
 // and source.host, and, as client-go sets them from the same source, reportingComponent and
 // reportingInstance (the kubelet's are `kubelet` and its node's name; events.k8s.io/v1 calls the
 // first `reportingController`); annotations on the Event itself (the kubelet's AnnotatedEventf).
-// Best effort: a failure is logged, never thrown, and never delays an eviction beyond the request
-// timeout.
+// Best effort: a failure is logged, never thrown, and never delays an eviction (Events are written
+// beside the evictions, never before them). As client-go's recorder does for the kubelet, a write
+// the API server did not answer (down, paused, too slow) is retried every 10 s, 12 tries in all, so
+// an Evicted Event outlives an API outage of up to two minutes; an answer that refuses it (a status)
+// is final. A retry that finds the Event already there (the earlier try reached the server after
+// this side gave up) counts as written, so an Event is never doubled.
 
+import { setMaxListeners } from 'node:events';
 import type { CoreV1Event, V1ObjectReference as ObjectReference } from '@kubernetes/client-node';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
@@ -26,10 +31,18 @@ export interface KubeEventRecorderDeps {
   readonly nodeName: string;
 }
 
+/** client-go's record package: `maxTriesPerEvent` and `defaultSleepDuration`. */
+export const EVENT_MAX_TRIES = 12;
+export const EVENT_RETRY_INTERVAL_MS = 10_000;
+
 export class KubeEventRecorder implements EventRecorder {
   private sequence = 0;
+  private readonly closing = new AbortController();
 
-  constructor(private readonly deps: KubeEventRecorderDeps) {}
+  constructor(private readonly deps: KubeEventRecorderDeps) {
+    // Every write waiting for its retry listens to it; their number is bounded by the callers' queues.
+    setMaxListeners(0, this.closing.signal);
+  }
 
   async podEvent(pod: Pod, event: AgentEvent): Promise<void> {
     const namespace = pod.metadata.namespace ?? 'default';
@@ -75,10 +88,31 @@ export class KubeEventRecorder implements EventRecorder {
       reportingComponent: component,
       reportingInstance: nodeName,
     };
-    const result = await caller.call((options) => core.createNamespacedEvent({ namespace, body }, options));
-    if (!result.ok) {
-      logger.warn('recording an event failed', { object: subject, reason: event.reason, status: result.failure.status, error: result.failure.message });
+    for (let attempt = 1; ; attempt++) {
+      const result = await caller.call((options) => core.createNamespacedEvent({ namespace, body }, options));
+      if (result.ok) return;
+      const { status, message } = result.failure;
+      if (attempt > 1 && status === 409) {
+        logger.debug('event already recorded by an earlier try', { object: subject, reason: event.reason, attempts: attempt });
+        return;
+      }
+      const fields = { object: subject, reason: event.reason, status, error: message, attempts: attempt };
+      if (status !== 0 || attempt >= EVENT_MAX_TRIES || this.closing.signal.aborted) {
+        logger.warn('recording an event failed', fields);
+        return;
+      }
+      logger.warn('recording an event failed; retrying', { ...fields, retryInMs: EVENT_RETRY_INTERVAL_MS });
+      await clock.sleep(EVENT_RETRY_INTERVAL_MS, this.closing.signal);
+      if (this.closing.signal.aborted) {
+        logger.warn('recording an event failed', { ...fields, error: `${message}; not retried: the agent is stopping` });
+        return;
+      }
     }
+  }
+
+  /** Stops retrying: Events still unwritten are dropped (logged), as the agent stops. */
+  close(): void {
+    this.closing.abort();
   }
 
   // client-go names events `<object>.<UnixNano in hex>`; a sequence number in the low digits keeps

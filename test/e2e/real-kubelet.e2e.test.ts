@@ -5,7 +5,7 @@
 // root directory. The agent must see what the kubelet sees, and act before the kernel and before
 // the kubelet: on memory (fast and slow leaks), PIDs and disk, never on critical or static pods.
 
-import { readFileSync, statfsSync } from 'node:fs';
+import { readdirSync, readFileSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { PodStats, Summary } from '../../src/api/summary.js';
@@ -247,6 +247,144 @@ suite.test('a slow leak (40 MiB/s) is evicted by the agent before the OOM killer
     return [podStats(s, namespace, 'critical'), podStats(s, namespace, staticName)].every((p) => (p?.memory?.workingSetBytes ?? 0) > 0) ? s : undefined;
   }, { what: 'the kubelet Summary of the critical and static pods', timeoutMs: 30_000, intervalMs: 1000 });
   for (const name of ['critical', staticName]) expect([name, (podStats(summary, namespace, name)?.memory?.workingSetBytes ?? 0) > leakBytes]).toEqual([name, true]);
+}, 180_000);
+
+// The pod's sandbox as the node shows it: the pod cgroup's child the status does not list (the
+// runtime names it after the sandbox ID), its pause process, and containerd's own word on both.
+interface SandboxView {
+  readonly id: string;
+  readonly pid: number;
+  /** The pause process's start time (/proc/<pid>/stat field 22): the same process, not a reused PID. */
+  readonly startTicks: string;
+  /** containerd's task for the sandbox: its PID and status (`ctr tasks ls`). */
+  readonly task: { readonly pid: number; readonly status: string } | undefined;
+  /** Every sandbox containerd holds for the pod (`ctr containers ls`, by the CRI's labels). */
+  readonly sandboxes: readonly string[];
+}
+
+function procStartTicks(pid: number): string {
+  // Field 22, counted after the command's closing parenthesis (the command may hold spaces).
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
+}
+
+async function sandboxView(node: RealNode, pod: PodLike, podCgroup: string): Promise<SandboxView> {
+  const statuses = (pod.status as { containerStatuses?: { containerID?: string }[] } | undefined)?.containerStatuses ?? [];
+  const containerIds = new Set(statuses.map((s) => s.containerID?.replace(/^containerd:\/\//, '')));
+  const children = readdirSync(podCgroup, { withFileTypes: true }).filter((e) => e.isDirectory() && /^[0-9a-f]{64}$/.test(e.name) && !containerIds.has(e.name));
+  expect(children).toHaveLength(1);
+  const id = (children[0] as { name: string }).name;
+  const pids = readFileSync(join(podCgroup, id, 'cgroup.procs'), 'utf8').trim().split('\n').filter((l) => l !== '').map(Number);
+  expect(pids).toHaveLength(1);
+  const pid = pids[0] as number;
+  const containerd = node.containerd as NonNullable<RealNode['containerd']>;
+  const tasks = await containerd.ctr(['-n', 'k8s.io', 'tasks', 'ls']);
+  const row = tasks.split('\n').map((l) => l.trim().split(/\s+/)).find((f) => f[0] === id);
+  const listed = await containerd.ctr(['-n', 'k8s.io', 'containers', 'ls', '-q', `labels."io.kubernetes.pod.uid"==${pod.metadata.uid ?? ''},labels."io.cri-containerd.kind"==sandbox`]);
+  return {
+    id,
+    pid,
+    startTicks: procStartTicks(pid),
+    task: row === undefined ? undefined : { pid: Number(row[1]), status: row[2] ?? '' },
+    sandboxes: listed.split('\n').filter((l) => l !== ''),
+  };
+}
+
+function cgroupProcs(dir: string): number[] {
+  try {
+    return readFileSync(join(dir, 'cgroup.procs'), 'utf8').trim().split('\n').filter((l) => l !== '').map(Number);
+  } catch {
+    return [];
+  }
+}
+
+// Resumes a stopped process; safe to call when it runs or is gone.
+function resume(pid: number): void {
+  try {
+    process.kill(pid, 'SIGCONT');
+  } catch {
+    // Gone.
+  }
+}
+
+suite.test('with the API server paused, a hard memory eviction ends the leaking pod\'s containers locally and spares its sandbox: the pause process lives on and the kubelet starts no new sandbox; once the API server resumes the pod is deleted once, with its Events (root, cgroup v1, real kubelet)', async (context) => {
+  const scenario = await startRealNodeScenario(context, 'api-paused');
+  const { node, namespace, pods, timeline } = scenario;
+  const name = 'leaky-paused';
+  await scenario.runPods([{ name: 'ballast', options: { args: ['hold', '600'], requests: { memory: '640Mi' } } }]);
+  const agent = await scenario.startAgent(agentConfig(node, AGENT_EVICTION_HARD));
+  await waitMemoryPressureFalse(context);
+  node.resetKubepodsMaxUsage();
+  const startMs = Date.now();
+  // Slow enough (about 10 s to the agent's threshold) that the API server is paused well before.
+  const [created] = await scenario.runPods([{ name, options: { args: ['leak', '40', '150', '1600'], requests: { memory: '16Mi' } } }]);
+  const running = pods.latest(name) as PodLike;
+  const uid = created?.metadata.uid ?? '';
+  const podCgroup = join(node.kubepodsMemoryPath, 'burstable', `pod${uid}`);
+  const before = await sandboxView(node, running, podCgroup);
+  expect(before.task).toEqual({ pid: before.pid, status: 'RUNNING' });
+  expect(before.sandboxes).toEqual([before.id]);
+  const containerCgroup = join(podCgroup, ((running.status as { containerStatuses?: { containerID?: string }[] }).containerStatuses?.[0]?.containerID ?? '').replace(/^containerd:\/\//, ''));
+  expect(cgroupProcs(containerCgroup).length).toBeGreaterThan(0);
+
+  const apiServerPid = context.plane.apiServerPid as number;
+  expect(apiServerPid).toBeGreaterThan(0);
+  const kubeletLogFrom = node.kubeletLogSize();
+  let pausedAtMs = 0;
+  let resumedAtMs = 0;
+  let endedAtMs = 0;
+  let after: SandboxView;
+  let kubeletLog: string;
+  process.kill(apiServerPid, 'SIGSTOP');
+  try {
+    pausedAtMs = Date.now();
+    // The agent acts on the watch's last state and its own observation: no API round trip first.
+    await waitFor(() => agent.log.find('ended pod processes locally', { pod: `${namespace}/${name}` }).length > 0, { what: 'the local kill with the API server paused', timeoutMs: 60_000, intervalMs: 100 });
+    endedAtMs = Date.now();
+    // The kubelet, cut off from the API server, keeps the pod: for 12 s its container may be
+    // restarted (and ended again by the agent), but its sandbox must stay the same.
+    await sleep(12_000);
+    after = await sandboxView(node, running, podCgroup);
+    kubeletLog = node.kubeletLog(kubeletLogFrom);
+  } finally {
+    resume(apiServerPid);
+    resumedAtMs = Date.now();
+  }
+  expect(readFileSync(`/proc/${apiServerPid}/stat`, 'utf8')).not.toMatch(/\) T /);
+  // Still paused when the containers were ended, and for the whole check.
+  const terminateSpan = timeline.spans.find((s) => s.port === 'terminate' && s.pod === `${namespace}/${name}`);
+  expect(terminateSpan?.startMs).toBeGreaterThan(pausedAtMs);
+  expect(resumedAtMs - endedAtMs).toBeGreaterThanOrEqual(12_000);
+  // The sandbox outlived the kill: the same ID, the same pause process, containerd's only sandbox of the pod.
+  expect(after).toEqual(before);
+  // The kubelet never found the sandbox gone (it says so before it starts a new one).
+  expect(kubeletLog.split('\n').filter((l) => l.includes('No ready sandbox for pod') && l.includes(name))).toEqual([]);
+
+  const deletedAtMs = await pods.waitDeleted(name, 90_000);
+  // The kernel OOM killer never had to act, and kubepods never reached its limit.
+  expect(node.oomWatch.since(startMs)).toEqual([]);
+  expect(node.kubepodsMaxUsageBytes()).toBeLessThan(Number(KUBEPODS_LIMIT_BYTES));
+  // One local kill, one accepted deletion, one Evicted Event: nothing doubled by the retries.
+  expect(agent.log.find('ended pod processes locally', { pod: `${namespace}/${name}` })).toHaveLength(1);
+  expect(agent.log.find('evicted pod', { pod: `${namespace}/${name}` })).toHaveLength(1);
+  // The Evicted Event, whose first write the paused API server never answered, is written by a
+  // retry (every 10 s, as the kubelet's recorder does), once.
+  const evicted = await waitFor(async () => {
+    const { agent: agentEvents } = await eventsBySource(context, namespace);
+    const found = agentEvents.filter((e) => e.reason === 'Evicted');
+    return found.length > 0 ? found : undefined;
+  }, { what: "the agent's Evicted Event", timeoutMs: 30_000, intervalMs: 500 });
+  await sleep(2_000);
+  expect((await eventsBySource(context, namespace)).agent.filter((e) => e.reason === 'Evicted')).toHaveLength(1);
+  expect(evicted.map((e) => e.involvedObject.name)).toEqual([name]);
+  expect(evicted[0]).toMatchObject({ type: 'Warning', source: { component: 'kube-eviction-agent', host: NODE }, metadata: { annotations: { starved_resource: 'memory' } } });
+  await expectKubeletDidNotEvict(context, scenario, [name]);
+  expectUntouched(scenario, ['ballast']);
+  const restarted = agent.log.find('ended a container restarted in a pod being evicted', { pod: `${namespace}/${name}` }).length;
+  console.log(
+    `API server paused ${resumedAtMs - pausedAtMs} ms; local kill ${endedAtMs - pausedAtMs} ms after the pause; sandbox ${before.id.slice(0, 12)} pause pid ${before.pid} unchanged; ` +
+      `restarted containers ended while paused: ${restarted}; deleted ${deletedAtMs - resumedAtMs} ms after the resume`,
+  );
 }, 180_000);
 
 suite.test('PID pressure from a fork-leaking pod: the agent evicts it before it reaches its pids limit, and before the kubelet (root, cgroup v1, real kubelet)', async (context) => {

@@ -305,6 +305,13 @@ export class FakeEventRecorder implements EventRecorder {
     this.record('nodeEvent', { ...clone(event), object: 'node', pod: null });
   }
 
+  /** Whether close() was called (the agent stopped its retries). */
+  closed = false;
+
+  close(): void {
+    this.closed = true;
+  }
+
   /** The reasons recorded, in order (handy for `toEqual`). */
   reasons(): string[] {
     return this.events.map((e) => e.reason);

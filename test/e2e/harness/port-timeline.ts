@@ -109,6 +109,7 @@ export class PortTimeline {
     return {
       podEvent: (pod, event) => this.timed('podEvent', () => inner.podEvent(pod, event), pod, event.reason),
       nodeEvent: (event) => this.timed('nodeEvent', () => inner.nodeEvent(event), undefined, event.reason),
+      ...(inner.close === undefined ? {} : { close: () => inner.close?.() }),
     };
   }
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Node, Pod } from '../../../src/api/pod.js';
 import { parseConfigText } from '../../../src/config/load.js';
 import { startAgent, type RunningAgent } from '../../../src/daemon/agent.js';
-import { silentLogger } from '../../../src/api/logger.js';
+import { RecordingLogger } from '../../fakes/recording-logger.js';
 import { FakeClock, flushMicrotasks } from '../../fakes/fake-clock.js';
 import { fakeCluster, type FakeCluster } from '../../fakes/fake-cluster.js';
 import { FakeNotifier, FakeObserver, FakeTerminator, memorySummary } from '../../fakes/fake-node.js';
@@ -44,6 +44,7 @@ interface Harness {
   terminator: FakeTerminator;
   agent: RunningAgent;
   pods: Pod[];
+  logger: RecordingLogger;
   setAvailable(bytes: number): void;
 }
 
@@ -59,6 +60,7 @@ async function start(configYaml: string, options: { dryRun?: boolean; pods?: Pod
   const observer = new FakeObserver();
   const notifier = new FakeNotifier();
   const terminator = new FakeTerminator();
+  const logger = new RecordingLogger();
   const usage: Record<string, { name: string; bytes: number }> = {
     'uid-default-leaky': { name: 'leaky', bytes: 3 * Gi },
     'uid-default-batch': { name: 'batch', bytes: 200 * Mi },
@@ -73,10 +75,10 @@ async function start(configYaml: string, options: { dryRun?: boolean; pods?: Pod
   const view = Object.assign(cluster.view, { start: async () => {}, stop: async () => {} });
   const agent = await startAgent(
     { config, nodeName: 'node-a', reload: options.reload === undefined ? null : { ...options.reload, parse: (text) => parseConfigText(text, options.reload?.path ?? '') }, dryRun: options.dryRun, serverPort: 0 },
-    { cluster: view, actions: cluster.actions, events: cluster.events, nodeReporter: cluster.reporter, observer, notifier, terminator, hostIdentity: TEST_HOST, clock, logger: silentLogger },
+    { cluster: view, actions: cluster.actions, events: cluster.events, nodeReporter: cluster.reporter, observer, notifier, terminator, hostIdentity: TEST_HOST, clock, logger },
   );
   await flushMicrotasks();
-  return { clock, cluster, observer, notifier, terminator, agent, pods, setAvailable };
+  return { clock, cluster, observer, notifier, terminator, agent, pods, logger, setAvailable };
 }
 
 let harness: Harness | null = null;
@@ -251,6 +253,9 @@ describe('the agent on a node under memory pressure', () => {
     const deletes = cluster.actions.callsOf('deletePod');
     expect(deletes.map((c) => c.outcome.result)).toEqual(['failed', 'accepted']);
     expect(deletes.every((c) => c.name === 'leaky' && c.uid === 'uid-default-leaky')).toBe(true);
+    // The deletion that landed on a retry is logged as the eviction, once, after three tries (the
+    // re-check GET that failed, the DELETE answered 500, the DELETE accepted).
+    expect(harness.logger.find('evicted pod', { pod: 'default/leaky' }).map((l) => l.fields)).toEqual([expect.objectContaining({ action: 'delete', attempts: 3 })]);
   });
 
   test('a 409 on delete (the pod was replaced) is not retried and evicts nobody else in that pass', async () => {
@@ -369,11 +374,12 @@ describe('the agent on a node under memory pressure', () => {
     harness = null;
   });
 
-  test('stop() ends the loop and the notifier promptly', async () => {
+  test('stop() ends the loop, the notifier and the Event retries promptly', async () => {
     harness = await start(HARD_AND_SOFT);
     const startedMs = Date.now();
     await harness.agent.stop();
     expect(harness.notifier.stopped).toBe(true);
+    expect(harness.cluster.events.closed).toBe(true);
     expect(Date.now() - startedMs).toBeLessThan(1000);
     harness = null;
   });

@@ -1,8 +1,10 @@
 // Events over the stand-in, which applies the API server's core/v1 validation: what the kubelet's
-// record package would write, with the eviction annotations, and never an exception.
+// record package would write, with the eviction annotations, never an exception, and the retries
+// of a write the API server did not answer.
 
 import { FakeClock } from '../../fakes/fake-clock.js';
 import type { Pod } from '../../../src/api/pod.js';
+import { EVENT_MAX_TRIES, EVENT_RETRY_INTERVAL_MS } from '../../../src/kube/event-recorder.js';
 import { node, NODE_NAME, pod, startHarness, type Harness } from './harness.js';
 
 const ANNOTATIONS = { offending_containers: 'app', offending_containers_usage: '900Mi', starved_resource: 'memory' };
@@ -72,18 +74,80 @@ test('two events in the same millisecond get different names', async () => {
 
 const failures: { name: string; breakIt: (harness: Harness) => Promise<void> | void; status: number }[] = [
   { name: 'a-500', breakIt: (harness) => harness.standIn.injectFault({ method: 'POST', pathPattern: '/events', status: 500 }), status: 500 },
-  { name: 'an-api-server-that-is-down', breakIt: (harness) => harness.standIn.stop(), status: 0 },
+  { name: 'a-403', breakIt: (harness) => harness.standIn.injectFault({ method: 'POST', pathPattern: '/events', status: 403 }), status: 403 },
 ];
 for (const tc of failures) {
-  test(`recording is best effort: ${tc.name} is logged, never thrown`, async () => {
+  test(`recording is best effort: ${tc.name} is logged, never thrown, and not retried (an answer is final)`, async () => {
     const target = h.standIn.createPod(pod('a'));
     await tc.breakIt(h);
     await expect(h.client.eventRecorder('kube-eviction-agent').podEvent(target, { type: 'Warning', reason: 'Evicted', message: 'm' })).resolves.toBeUndefined();
-    const logged = h.logger.lines.find((e) => e.msg === 'recording an event failed');
-    expect(logged?.level).toBe('warn');
-    expect(logged?.fields).toMatchObject({ object: 'default/a', reason: 'Evicted', status: tc.status });
+    const logged = h.logger.lines.filter((e) => e.msg.startsWith('recording an event failed'));
+    expect(logged.map((l) => [l.level, l.msg])).toEqual([['warn', 'recording an event failed']]);
+    expect(logged[0]?.fields).toMatchObject({ object: 'default/a', reason: 'Evicted', status: tc.status, attempts: 1 });
+    expect(h.standIn.requests().filter((r) => r.method === 'POST')).toHaveLength(1);
   });
 }
+
+// Polls in real time: the stand-in answers over real sockets while the recorder sleeps on the fake clock.
+async function until(what: string, condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  if (!condition()) throw new Error(`timed out waiting for ${what}`);
+}
+
+const retrying = (): number => h.logger.find('recording an event failed; retrying').length;
+
+test('an API server that does not answer: the write is retried every 10 s, 12 tries in all (client-go\'s recorder), then logged as failed, never thrown', async () => {
+  const target = h.standIn.createPod(pod('a'));
+  await h.standIn.stop();
+  const written = h.client.eventRecorder('kube-eviction-agent').podEvent(target, { type: 'Warning', reason: 'Evicted', message: 'm' });
+  for (let attempt = 1; attempt < EVENT_MAX_TRIES; attempt++) {
+    await until(`failed try ${attempt}`, () => retrying() === attempt);
+    expect(h.logger.find('recording an event failed; retrying').at(-1)?.fields).toMatchObject({ object: 'default/a', reason: 'Evicted', status: 0, attempts: attempt, retryInMs: EVENT_RETRY_INTERVAL_MS });
+    await clock.stepAsync(EVENT_RETRY_INTERVAL_MS);
+  }
+  await expect(written).resolves.toBeUndefined();
+  expect(retrying()).toBe(EVENT_MAX_TRIES - 1);
+  expect(h.logger.find('recording an event failed').map((l) => l.fields)).toEqual([expect.objectContaining({ status: 0, attempts: EVENT_MAX_TRIES })]);
+});
+
+test('a write the API server did not answer in time is retried and lands once; a retry that finds it already there (the first try got through late) counts as written', async () => {
+  const target = h.standIn.createPod(pod('a'));
+  const recorder = h.client.eventRecorder('kube-eviction-agent');
+  // No answer before the request timeout (2 s on the fake clock), then a normal write.
+  h.standIn.injectFault({ method: 'POST', pathPattern: '/events', delayMs: 600_000 });
+  const first = recorder.podEvent(target, { type: 'Warning', reason: 'Evicted', message: 'first' });
+  await until('the request held', () => h.standIn.requests().length > 0 || retrying() > 0);
+  await clock.stepAsync(2_000);
+  await until('the first try failed', () => retrying() === 1);
+  expect(h.standIn.events()).toEqual([]);
+  await clock.stepAsync(EVENT_RETRY_INTERVAL_MS);
+  await expect(first).resolves.toBeUndefined();
+  expect(h.standIn.events().map((e) => (e as { message: string }).message)).toEqual(['first']);
+
+  // The same, where the late first try was written: the retry's 409 AlreadyExists ends it quietly.
+  h.standIn.injectFault({ method: 'POST', pathPattern: '/events', delayMs: 600_000 });
+  h.standIn.injectFault({ method: 'POST', pathPattern: '/events', status: 409 });
+  const second = recorder.podEvent(target, { type: 'Warning', reason: 'Evicted', message: 'second' });
+  await until('the request held', () => h.standIn.requests().length > 1 || retrying() > 1);
+  await clock.stepAsync(2_000);
+  await until('the first try failed', () => retrying() === 2);
+  await clock.stepAsync(EVENT_RETRY_INTERVAL_MS);
+  await expect(second).resolves.toBeUndefined();
+  expect(h.logger.find('recording an event failed')).toEqual([]);
+  expect(h.logger.find('event already recorded by an earlier try').map((l) => l.fields)).toEqual([expect.objectContaining({ object: 'default/a', attempts: 2 })]);
+});
+
+test('close() ends the retries: an Event still unwritten is dropped, logged, at once', async () => {
+  const target = h.standIn.createPod(pod('a'));
+  await h.standIn.stop();
+  const recorder = h.client.eventRecorder('kube-eviction-agent');
+  const written = recorder.podEvent(target, { type: 'Warning', reason: 'Evicted', message: 'm' });
+  await until('the first try failed', () => retrying() === 1);
+  recorder.close?.();
+  await expect(written).resolves.toBeUndefined();
+  expect(retrying()).toBe(1);
+  expect(h.logger.find('recording an event failed').map((l) => l.fields.error)).toEqual([expect.stringContaining('not retried: the agent is stopping')]);
+});
 
 test('a pod without a namespace is reported in default, where it lives', async () => {
   const bare: Pod = { metadata: { name: 'bare', uid: 'u-1' }, spec: { containers: [] } };
