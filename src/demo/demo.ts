@@ -1,8 +1,10 @@
 // `kube-eviction-agent demo`: the agent's real run loop, unchanged, on a sandboxed node with a
 // leaking pod, no cluster needed. A sandbox node (a real memory cgroup with a 1 GiB limit when
-// root and cgroup v1 are available, simulated stats otherwise), an in-process stand-in for the
+// root and cgroup v1 or v2 are available, simulated stats otherwise), an in-process stand-in for the
 // Kubernetes API, a handful of pods as real child processes, and a stand-in kubelet that finishes
-// deletions. It prints a live timeline and a summary, and removes everything it created, also
+// deletions. The sandbox is on whichever cgroup hierarchy the kernel gives, and the agent watches
+// it as it would a node of that kind: on cgroup v1 the kernel's memory threshold notification, on
+// cgroup v2 the PSI triggers and the working-set fast check. It prints a live timeline and a summary, and removes everything it created, also
 // on Ctrl-C.
 
 import type { ChildProcess } from 'node:child_process';
@@ -22,7 +24,7 @@ import type { LocalTerminator, MemoryThresholdNotifier, PodActions } from '../da
 import { isCriticalPod } from '../eviction/critical.js';
 import type { Eviction, SynchronizeResult } from '../eviction/types.js';
 import { kubeconfigFor, startApiStandIn, type ApiStandIn } from './api-stand-in.js';
-import { realCgroupsAvailable, SandboxNode, type AllocationPlan } from './sandbox-node.js';
+import { realCgroupsAvailable, SandboxNode, type AllocationPlan, type CgroupVersion } from './sandbox-node.js';
 import { SimulatedNode } from './simulated-node.js';
 import { nodeOfThisHost } from '../compose/this-host.js';
 
@@ -44,7 +46,9 @@ export interface DemoOptions {
 }
 
 export interface DemoSummary {
-  readonly mode: 'cgroup' | 'simulated';
+  readonly mode: 'cgroup-v1' | 'cgroup-v2' | 'simulated';
+  /** The agent's notifier: memcg-v1 on cgroup v1, psi on cgroup v2. */
+  readonly notifier: string;
   readonly evicted: readonly string[];
   readonly oomKills: number;
   readonly peakUsageBytes: number;
@@ -59,8 +63,9 @@ interface DemoPod {
 }
 
 // The agent's configuration, as an operator would write it. `scratchDir` stands in for the
-// kubelet's and the runtime's directories; the sandbox cgroup stands in for the node.
-function demoConfig(scratchDir: string): string {
+// kubelet's and the runtime's directories; the sandbox cgroup stands in for the node. The notifier
+// is the one a node on the sandbox's hierarchy gets (`auto` picks the same).
+function demoConfig(scratchDir: string, version: CgroupVersion): string {
   return `
 apiVersion: kube-eviction-agent.io/v1alpha1
 kind: AgentConfiguration
@@ -76,7 +81,7 @@ observe:
   imageFsPath: ${scratchDir}
   podLogsDir: ${scratchDir}
 notifier:
-  mode: memcg-v1
+  mode: ${version === 'v1' ? 'memcg-v1' : 'psi'}
 `;
 }
 
@@ -113,9 +118,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     options.out.write(`${`+${((Date.now() - startedMs) / 1000).toFixed(2)}s`.padStart(8)}  ${text}\n`);
   };
   const available = realCgroupsAvailable();
-  const useCgroups = available.ok && !options.simulated;
+  const version = available.ok && !options.simulated ? available.version : null;
   const scratchDir = mkdtempSync(join(tmpdir(), 'kea-demo-'));
-  const node = useCgroups ? new SandboxNode(NODE_CAPACITY_BYTES) : new SimulatedNode(NODE_CAPACITY_BYTES, systemClock);
+  const node = version !== null ? new SandboxNode(NODE_CAPACITY_BYTES, version) : new SimulatedNode(NODE_CAPACITY_BYTES, systemClock);
   let standIn: ApiStandIn | null = null;
   let agent: RunningAgent | null = null;
   let kubelet: NodeJS.Timeout | null = null;
@@ -123,13 +128,15 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   const evicted: string[] = [];
   let notifiedAtMs: number | null = null;
   let reactionMs: number | null = null;
+  let notifierMode = 'none';
 
   try {
     options.out.write(
-      useCgroups
-        ? `Sandbox node: memory cgroup ${(node as SandboxNode).dir}, limit ${mib(NODE_CAPACITY_BYTES)} (the kernel OOM killer fires at the limit)\n`
+      node instanceof SandboxNode
+        ? `Sandbox node: cgroup ${node.version} memory cgroup ${node.dir}, limit ${mib(NODE_CAPACITY_BYTES)} (the kernel OOM killer fires at the limit)\n`
         : `Sandbox node: simulated ${mib(NODE_CAPACITY_BYTES)} of memory (${available.ok ? 'as asked' : `real cgroups unavailable: ${available.reason}`}); pods are real processes, usage is their resident memory\n`,
     );
+    options.out.write(`Notifier: ${NOTIFIER_LINES[version ?? 'simulated']}\n`);
     options.out.write(`Eviction threshold: memory.available < ${THRESHOLD} (hard), so the agent acts when the pods use more than ${mib(NODE_CAPACITY_BYTES - 256 * Mi)}\n\n`);
 
     // The API stand-in and this node.
@@ -159,7 +166,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       if (!evicted.includes(podKey(pod))) evicted.push(podKey(pod));
     };
     agent = await startNodeAgent({
-      config: parseConfigText(demoConfig(scratchDir), 'demo'),
+      config: parseConfigText(demoConfig(scratchDir, version ?? 'v1'), 'demo'),
       nodeName: NODE_NAME,
       cluster: { kubeconfigYaml: kubeconfigFor(standIn) },
       reload: null,
@@ -168,14 +175,17 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       logger: silentLogger,
       // Real cgroups: the host's own adapters, with the sandbox cgroup as the node.
       ...(node instanceof SandboxNode ? { nodeCgroup: node.name } : { nodeSide: node.adapters() }),
-      decorate: (deps) => ({
-        ...deps,
-        actions: printingActions(deps.actions, print, onActed),
-        notifier: printingNotifier(deps.notifier, print, onNotified),
-        terminator: printingTerminator(deps.terminator, print, onActed),
-        onDecision: (result) => printDecision(result, print),
-        onShortcut: (eviction) => printShortcut(eviction, api.pods(), print),
-      }),
+      decorate: (deps) => {
+        notifierMode = deps.notifier.mode;
+        return {
+          ...deps,
+          actions: printingActions(deps.actions, print, onActed),
+          notifier: printingNotifier(deps.notifier, print, onNotified),
+          terminator: printingTerminator(deps.terminator, print, onActed),
+          onDecision: (result) => printDecision(result, print),
+          onShortcut: (eviction) => printShortcut(eviction, api.pods(), print),
+        };
+      },
     });
     print(`agent running (metrics: http://127.0.0.1:${agent.opsPort ?? 0}/metrics)`);
 
@@ -207,7 +217,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       if (goneAtMs === null && evicted.length > 0 && standIn.pod('shop', 'leaky') === null) goneAtMs = Date.now();
       if (goneAtMs !== null && Date.now() - goneAtMs > 2000) break;
     }
-    const summary: DemoSummary = { mode: useCgroups ? 'cgroup' : 'simulated', evicted, oomKills: node.oomKills(), peakUsageBytes: node.maxUsageBytes(), reactionMs };
+    const summary: DemoSummary = { mode: version === null ? 'simulated' : `cgroup-${version}`, notifier: notifierMode, evicted, oomKills: node.oomKills(), peakUsageBytes: node.maxUsageBytes(), reactionMs };
     options.out.write(formatSummary(summary, options.signal?.aborted === true));
     return summary;
   } finally {
@@ -223,13 +233,27 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
 function formatSummary(summary: DemoSummary, interrupted: boolean): string {
   const lines = ['', interrupted ? 'Interrupted.' : 'Summary'];
   lines.push(`  evicted:              ${summary.evicted.length === 0 ? 'nothing' : summary.evicted.join(', ')}`);
-  lines.push(`  kernel OOM kills:     ${summary.oomKills}${summary.oomKills === 0 ? ' (the agent acted first)' : ''}`);
+  lines.push(`  kernel OOM kills:     ${summary.oomKills}${summary.oomKills === 0 && summary.evicted.length > 0 ? ' (the agent acted first)' : ''}`);
   lines.push(`  peak memory use:      ${mib(summary.peakUsageBytes)} of ${mib(NODE_CAPACITY_BYTES)}`);
   if (summary.reactionMs !== null) lines.push(`  notification to kill: ${summary.reactionMs} ms`);
-  lines.push(`  mode:                 ${summary.mode === 'cgroup' ? 'real cgroup v1 memory cgroup and kernel threshold notification' : 'simulated node memory'}`);
+  lines.push(`  notifier:             ${summary.notifier}`);
+  lines.push(`  mode:                 ${MODE_LINES[summary.mode]}`);
   lines.push('  Everything the demo created has been removed.', '');
   return lines.join('\n');
 }
+
+const MODE_LINES: Record<DemoSummary['mode'], string> = {
+  'cgroup-v1': 'real cgroup v1 memory cgroup and kernel threshold notification (memcg-v1)',
+  'cgroup-v2': 'real cgroup v2 memory cgroup, PSI triggers and the working-set fast check (psi)',
+  simulated: 'simulated node memory',
+};
+
+// What wakes the agent between its 10 s passes, as a node of that kind has it.
+const NOTIFIER_LINES: Record<CgroupVersion | 'simulated', string> = {
+  v1: 'memcg-v1: the kernel signals the memory threshold through cgroup.event_control',
+  v2: 'psi (cgroup v2 has no memory threshold events): PSI triggers on memory.pressure, and the working-set fast check reading memory.current at an interval that shrinks near the threshold',
+  simulated: 'a poller of the simulated memory stands in for the kernel notification',
+};
 
 function describeEviction(eviction: Eviction): string {
   return `evict ${podKey(eviction.pod)} (${eviction.reason.kind === 'threshold' ? `${eviction.reason.signal}, ${eviction.reason.hard ? 'hard' : 'soft'}` : eviction.reason.limit}, grace ${eviction.gracePeriodSeconds}s)`;
@@ -261,7 +285,9 @@ function printingNotifier(inner: MemoryThresholdNotifier, print: (text: string) 
     start: (onEvent) =>
       inner.start((event) => {
         onNotified(event.atMs);
-        print(`kernel: ${event.description} crossed: synchronizing now`);
+        // On v2 a crossing is the fast check's; a PSI trigger is the kernel's.
+        const source = inner.mode === 'psi' ? (event.description.startsWith('psi ') ? 'kernel (PSI trigger)' : 'fast check') : 'kernel';
+        print(`${source}: ${event.description} ${event.description.startsWith('psi ') ? 'reported' : 'crossed'}: synchronizing now`);
         onEvent(event);
       }),
     updateThresholds: (summary, thresholds) => inner.updateThresholds(summary, thresholds),

@@ -1,19 +1,36 @@
-// The demo's sandboxed node: a cgroup v1 memory cgroup with a hard limit that stands in for a
-// node (`/sys/fs/cgroup/memory/kea-demo-<pid>`), a kubepods tree under it, and pods as real child
-// processes placed in their container cgroups before they allocate anything. Everything it
-// creates is recorded and removed by `destroy()`, also after a failure or Ctrl-C.
+// The demo's sandboxed node: a memory cgroup with a hard limit that stands in for a node, on
+// whichever hierarchy the host's kernel gives: cgroup v1 (`/sys/fs/cgroup/memory/kea-demo-<pid>`,
+// `memory.limit_in_bytes`) or cgroup v2 (`/sys/fs/cgroup/kea-demo-<pid>`, `memory.max`, with the
+// memory and pids controllers enabled down to the container cgroups, as the kubelet's tree has
+// them), a kubepods tree under it, and pods as real child processes placed in their container
+// cgroups before they allocate anything. Everything it creates is recorded and removed by
+// `destroy()`, also after a failure or Ctrl-C.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const MEMORY_ROOT = '/sys/fs/cgroup/memory';
+export const UNIFIED_ROOT = '/sys/fs/cgroup';
 
-/** Whether real cgroups can be used: root, and the cgroup v1 memory controller with threshold events. */
-export function realCgroupsAvailable(): { ok: true } | { ok: false; reason: string } {
+export type CgroupVersion = 'v1' | 'v2';
+
+/**
+ * Whether real cgroups can be used, and which: root, and the cgroup v1 memory controller with
+ * threshold events, or else a cgroup v2 hierarchy whose root enables the memory controller for its
+ * children (the demo never changes what the host's root cgroup enables).
+ */
+export function realCgroupsAvailable(memoryRoot = MEMORY_ROOT, unifiedRoot = UNIFIED_ROOT): { ok: true; version: CgroupVersion } | { ok: false; reason: string } {
   if (process.getuid?.() !== 0) return { ok: false, reason: 'not running as root' };
-  if (!existsSync(join(MEMORY_ROOT, 'cgroup.event_control'))) return { ok: false, reason: `no cgroup v1 memory controller at ${MEMORY_ROOT}` };
-  return { ok: true };
+  if (existsSync(join(memoryRoot, 'cgroup.event_control'))) return { ok: true, version: 'v1' };
+  let enabled: string;
+  try {
+    enabled = readFileSync(join(unifiedRoot, 'cgroup.subtree_control'), 'utf8');
+  } catch {
+    return { ok: false, reason: `no cgroup v1 memory controller at ${memoryRoot} and no cgroup v2 hierarchy at ${unifiedRoot}` };
+  }
+  if (!enabled.split(/\s+/).includes('memory')) return { ok: false, reason: `the cgroup v2 root ${unifiedRoot} does not enable the memory controller for its children` };
+  return { ok: true, version: 'v2' };
 }
 
 /** What one pod's process does: allocate `initialBytes`, then `stepBytes` every `intervalMs` (a leak), touching every page. */
@@ -34,32 +51,53 @@ else setInterval(() => {}, 1 << 30);
 process.on('SIGTERM', () => process.exit(0));
 `;
 
+/** The files of a memory cgroup, by hierarchy. */
+const FILES = {
+  v1: { limit: 'memory.limit_in_bytes', usage: 'memory.usage_in_bytes', peak: 'memory.max_usage_in_bytes' },
+  v2: { limit: 'memory.max', usage: 'memory.current', peak: 'memory.peak' },
+} as const;
+
+/** What a v2 cgroup enables for its children: memory for the pods' memory files, pids for their process counts. */
+const V2_CONTROLLERS = '+memory +pids';
+
 export class SandboxNode {
   readonly name: string;
   readonly dir: string;
   private readonly created: string[] = [];
   private readonly children = new Set<ChildProcess>();
+  /** The highest usage sampled, where the kernel keeps no peak (cgroup v2 before Linux 5.19). */
+  private sampledPeakBytes = 0;
 
-  constructor(limitBytes: number) {
+  constructor(
+    limitBytes: number,
+    readonly version: CgroupVersion = 'v1',
+  ) {
     this.name = `kea-demo-${process.pid}`;
-    this.dir = join(MEMORY_ROOT, this.name);
+    this.dir = join(version === 'v1' ? MEMORY_ROOT : UNIFIED_ROOT, this.name);
     this.mkdir(this.dir);
     // Swap would let the leak go on past the limit instead of meeting the OOM killer.
-    try {
-      writeFileSync(join(this.dir, 'memory.swappiness'), '0');
-    } catch {
-      // Not every kernel lets it be set; without swap it does not matter.
-    }
-    writeFileSync(join(this.dir, 'memory.limit_in_bytes'), String(limitBytes));
+    this.tryWrite(version === 'v1' ? 'memory.swappiness' : 'memory.swap.max', '0');
+    writeFileSync(join(this.dir, FILES[version].limit), String(limitBytes));
     this.mkdir(join(this.dir, 'kubepods'));
     this.mkdir(join(this.dir, 'kubepods', 'burstable'));
   }
 
-  private mkdir(path: string): void {
+  private tryWrite(file: string, value: string): void {
+    try {
+      writeFileSync(join(this.dir, file), value);
+    } catch {
+      // Not every kernel lets it be set (or has swap accounting); without swap it does not matter.
+    }
+  }
+
+  // On v2 a cgroup's memory files exist only when its parent enables the controller, and a cgroup
+  // that enables controllers for children holds no process: every level but the container's enables them.
+  private mkdir(path: string, leaf = false): void {
     if (!existsSync(path)) {
       mkdirSync(path);
       this.created.push(path);
     }
+    if (this.version === 'v2' && !leaf) writeFileSync(join(path, 'cgroup.subtree_control'), V2_CONTROLLERS);
   }
 
   /** Starts a pod's process in `kubepods/burstable/pod<uid>/<containerId>`. */
@@ -67,7 +105,7 @@ export class SandboxNode {
     const podDir = join(this.dir, 'kubepods', 'burstable', `pod${uid}`);
     const containerDir = join(podDir, containerId);
     this.mkdir(podDir);
-    this.mkdir(containerDir);
+    this.mkdir(containerDir, true);
     // The shell joins the cgroup first, then becomes node: no allocation is charged elsewhere.
     const child = spawn('/bin/sh', ['-c', `echo $$ > ${join(containerDir, 'cgroup.procs')} && exec "$0" -e "$1" "$2" "$3" "$4"`, process.execPath, ALLOCATOR, String(plan.initialBytes), String(plan.stepBytes), String(plan.intervalMs)], {
       stdio: 'ignore',
@@ -77,20 +115,24 @@ export class SandboxNode {
     return child;
   }
 
-  /** The node cgroup's memory.usage_in_bytes. */
+  /** The node cgroup's usage (memory.usage_in_bytes, or memory.current). */
   usageBytes(): number {
-    return Number(readFileSync(join(this.dir, 'memory.usage_in_bytes'), 'utf8'));
+    const used = Number(readFileSync(join(this.dir, FILES[this.version].usage), 'utf8'));
+    this.sampledPeakBytes = Math.max(this.sampledPeakBytes, used);
+    return used;
   }
 
   /**
    * How many times the kernel OOM killer fired in the node cgroup. cgroup v1 counts a kill only
-   * in the victim's own cgroup, so the whole tree is summed.
+   * in the victim's own cgroup, so the whole tree is summed; cgroup v2's memory.events counts the
+   * kills of the whole subtree.
    */
   oomKills(): number {
+    if (this.version === 'v2') return oomKillsIn(join(this.dir, 'memory.events'));
     const count = (dir: string): number => {
       let total = 0;
       try {
-        total = Number(/oom_kill (\d+)/.exec(readFileSync(join(dir, 'memory.oom_control'), 'utf8'))?.[1] ?? 0);
+        total = oomKillsIn(join(dir, 'memory.oom_control'));
         for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) total += count(join(dir, entry.name));
       } catch {
         // A cgroup removed meanwhile counts nothing.
@@ -100,8 +142,13 @@ export class SandboxNode {
     return count(this.dir);
   }
 
+  /** The node cgroup's peak usage as the kernel kept it, else the highest usage sampled. */
   maxUsageBytes(): number {
-    return Number(readFileSync(join(this.dir, 'memory.max_usage_in_bytes'), 'utf8'));
+    try {
+      return Number(readFileSync(join(this.dir, FILES[this.version].peak), 'utf8'));
+    } catch {
+      return Math.max(this.sampledPeakBytes, this.usageBytes());
+    }
   }
 
   /** Kills every process this sandbox started and removes every cgroup it created, deepest first. */
@@ -117,6 +164,15 @@ export class SandboxNode {
       ),
     );
     for (const dir of [...this.created].reverse()) removeCgroup(dir);
+  }
+}
+
+// The `oom_kill` count of a memory.oom_control (v1) or memory.events (v2) file; 0 when it is gone.
+function oomKillsIn(path: string): number {
+  try {
+    return Number(/^oom_kill (\d+)$/m.exec(readFileSync(path, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
   }
 }
 
