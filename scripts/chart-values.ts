@@ -23,6 +23,8 @@ import {
   defaultAgentSettings,
 } from '../src/config/defaults.js';
 import { EVICTION_FIELDS } from '../src/config/eviction-settings.js';
+import { formatShortDuration } from '../src/config/go-duration.js';
+import { describeDurationBounds, durationBounds } from '../src/config/setting-readers.js';
 import { parseConfigText } from '../src/config/load.js';
 import { ConfigError } from '../src/errors.js';
 
@@ -46,6 +48,8 @@ export interface ChartSetting {
   readonly agentDefault?: unknown;
   /** What leaving it unset means. */
   readonly unsetMeaning?: string;
+  /** A duration's range, as values.yaml notes it (`between 1s and 10m`). */
+  readonly range?: string;
   readonly schema: JsonSchema;
 }
 
@@ -83,7 +87,7 @@ const EVICTION_FIELD_TABLE: Readonly<Record<(typeof EVICTION_FIELDS)[number], { 
   evictionHard: { value: DEFAULT_EVICTION_HARD, schema: signalMap(QUANTITY_OR_PERCENT) },
   evictionSoft: { value: {}, schema: signalMap(QUANTITY_OR_PERCENT) },
   evictionSoftGracePeriod: { value: {}, schema: signalMap({ type: 'string', pattern: GO_DURATION }) },
-  evictionPressureTransitionPeriod: { value: formatDuration(DEFAULT_PRESSURE_TRANSITION_PERIOD_MS), schema: { type: 'string', pattern: SIGNED_GO_DURATION } },
+  evictionPressureTransitionPeriod: { value: formatShortDuration(DEFAULT_PRESSURE_TRANSITION_PERIOD_MS), schema: { type: 'string', pattern: SIGNED_GO_DURATION } },
   evictionMaxPodGracePeriod: { value: DEFAULT_MAX_POD_GRACE_PERIOD_SECONDS, schema: { type: 'integer', minimum: -(2 ** 31), maximum: 2 ** 31 - 1 } },
   evictionMinimumReclaim: { value: {}, schema: signalMap(QUANTITY_OR_PERCENT) },
   mergeDefaultEvictionSettings: { value: DEFAULT_MERGE_DEFAULT_EVICTION_SETTINGS, schema: { type: 'boolean' } },
@@ -92,13 +96,6 @@ const EVICTION_FIELD_TABLE: Readonly<Record<(typeof EVICTION_FIELDS)[number], { 
   localStorageCapacityIsolation: { value: DEFAULT_LOCAL_STORAGE_CAPACITY_ISOLATION, schema: { type: 'boolean' } },
 };
 
-/** A duration in milliseconds as the shortest Go duration string that says it. */
-export function formatDuration(ms: number): string {
-  for (const [unit, size] of [['h', 3_600_000], ['m', 60_000], ['s', 1000], ['ms', 1]] as const) {
-    if (ms % size === 0) return `${ms / size}${unit}`;
-  }
-  return `${ms * 1000}us`;
-}
 
 /** The problems the validator reports for one setting set to `value`, by message. */
 export function validatorMessages(path: readonly string[], value: unknown): string[] {
@@ -135,9 +132,11 @@ function integerSchema(path: readonly string[]): JsonSchema {
   return between === null ? { type: 'integer' } : { type: 'integer', minimum: Number(between[1]), maximum: Number(between[2]) };
 }
 
+// The range itself is beyond a JSON schema of strings: the description says it, and the agent
+// refuses a value outside it at start (and keeps its running configuration on a reload).
 function durationSchema(path: readonly string[]): JsonSchema {
-  const zeroRefused = validatorMessages(path, '0s').some((m) => m.startsWith('must be positive'));
-  return { type: 'string', pattern: GO_DURATION, ...(zeroRefused ? { not: { pattern: '^[0.nuµμmsh]*$' } } : {}) };
+  const bounds = durationBounds(path.join('.'));
+  return { type: 'string', pattern: GO_DURATION, ...(bounds.minMs > 0 ? { not: { pattern: '^[0.nuµμmsh]*$' } } : {}), description: `A Go duration ${describeDurationBounds(bounds)}.` };
 }
 
 /** Bytes as the shortest binary quantity that says them (`4Gi`). */
@@ -178,8 +177,9 @@ function agentSettings(path: readonly string[], value: unknown, out: ChartSettin
         : Array.isArray(value)
           ? { type: 'array', items: { type: 'string' } }
           : stringSchema(keyPath);
-  const written = durationKey && typeof value === 'number' ? formatDuration(value) : value;
-  out.push(settingOf(keyPath, written, schema, value === null || Object.hasOwn(UNSET_MEANING, dotted)));
+  const written = durationKey && typeof value === 'number' ? formatShortDuration(value) : value;
+  const setting = settingOf(keyPath, written, schema, value === null || Object.hasOwn(UNSET_MEANING, dotted));
+  out.push(durationKey ? { ...setting, range: describeDurationBounds(durationBounds(dotted)) } : setting);
 }
 
 function settingOf(path: readonly string[], agentDefault: unknown, schema: JsonSchema, unset = false): ChartSetting {
@@ -255,10 +255,11 @@ export function renderConfigRegion(settings = chartSettings()): string {
     const why = DEPLOYMENT_CHOICES[s.path.join('.')]?.why;
     if (s.value !== undefined && why !== undefined && why !== '') lines.push(...wrapComment(why, indent));
     if (s.value === undefined) {
-      lines.push(`${indent}# ${key}:   (unset: ${s.unsetMeaning})`);
+      lines.push(`${indent}# ${key}:   (unset: ${s.unsetMeaning}${s.range === undefined ? '' : `; ${s.range}`})`);
       continue;
     }
-    const note = s.agentDefault === undefined ? '' : `  # agent default: ${yamlScalar(s.agentDefault) || JSON.stringify(s.agentDefault)}`;
+    const notes = [...(s.agentDefault === undefined ? [] : [`agent default: ${yamlScalar(s.agentDefault) || JSON.stringify(s.agentDefault)}`]), ...(s.range === undefined ? [] : [s.range])];
+    const note = notes.length === 0 ? '' : `  # ${notes.join('; ')}`;
     const scalar = yamlScalar(s.value);
     if (scalar !== '') {
       lines.push(`${indent}${key}: ${scalar}${note}`);

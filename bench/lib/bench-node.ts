@@ -24,7 +24,7 @@ export interface NodeAdapters {
  * kubelet's and the runtime's directories, and the disk-usage walk pushed out of the way.
  */
 export function sandboxNodeConfig(scratchDir: string, notifierMode: 'memcg-v1' | 'disabled', evictionYaml = ''): LoadedConfig {
-  const observe = `observe:\n  cgroupDriver: cgroupfs\n  podCgroupRoot: kubepods\n  kubeletRootDir: ${scratchDir}\n  imageFsPath: ${scratchDir}\n  podLogsDir: ${scratchDir}\n  diskUsageInterval: 24h\n`;
+  const observe = `observe:\n  cgroupDriver: cgroupfs\n  podCgroupRoot: kubepods\n  kubeletRootDir: ${scratchDir}\n  imageFsPath: ${scratchDir}\n  podLogsDir: ${scratchDir}\n  diskUsageInterval: 1h\n`;
   return parseConfigText(`${evictionYaml}${observe}notifier:\n  mode: ${notifierMode}\n`, 'bench-node');
 }
 

@@ -5,7 +5,7 @@
 // them; the adapters read them under `observe.hostRoot`.
 
 import type { Node } from 'yaml';
-import { PSI_MAX_WINDOW_MS, PSI_MIN_WINDOW_MS, type AgentSettings, type LogLevel, type NotifierSettings } from '../api/agent-settings.js';
+import type { AgentSettings, LogLevel, NotifierSettings } from '../api/agent-settings.js';
 import { podCgroupRootForDriver } from '../host/pod-cgroup-names.js';
 import {
   actionsSection,
@@ -45,7 +45,7 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
     actions: (e) => reader.section(e.valueNode, e.field, actionsSection(r, settings.actions)),
     reporting: (e) => reader.section(e.valueNode, e.field, reportingSection(r, reader, settings.reporting)),
     taintEviction: (e) => reader.section(e.valueNode, e.field, taintEvictionSection(r, reader, settings.taintEviction)),
-    oomKills: (e) => reader.section(e.valueNode, e.field, oomKillsSection(r, reader, settings.oomKills)),
+    oomKills: (e) => reader.section(e.valueNode, e.field, oomKillsSection(r, settings.oomKills)),
     server: (e) => reader.section(e.valueNode, e.field, serverSection(r, settings.server)),
     logLevel: r.oneOf<LogLevel>(['debug', 'info', 'warn', 'error'], (v) => (settings.logLevel = v)),
   };
@@ -73,9 +73,8 @@ interface NotifierNodes {
 // said at load time than found at arming.
 function checkNotifier(reader: ConfigReader, notifier: NotifierSettings, nodes: NotifierNodes): void {
   const { psiWindowMs, psiStallThresholdMs, fastCheckMinIntervalMs, fastCheckMaxIntervalMs } = notifier;
-  if (psiWindowMs < PSI_MIN_WINDOW_MS || psiWindowMs > PSI_MAX_WINDOW_MS) {
-    reader.problem('notifier.psiWindow', nodes.window, `must be between 500ms and 10s (the kernel's limits for a PSI trigger): ${psiWindowMs}ms`, psiWindowMs);
-  } else if (!Number.isInteger(psiWindowMs)) {
+  // The window's range is its own reader's (DURATION_BOUNDS_MS); the kernel also wants whole ms.
+  if (!Number.isInteger(psiWindowMs)) {
     reader.problem('notifier.psiWindow', nodes.window, `must be a whole number of milliseconds: ${psiWindowMs}ms`, psiWindowMs);
   }
   if (psiStallThresholdMs > psiWindowMs) {

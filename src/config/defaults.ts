@@ -3,7 +3,7 @@
 // kubelet's defaults are its current Linux ones (pkg/kubelet/eviction/defaults_linux.go and
 // SetDefaults_KubeletConfiguration), applied the way cmd/kubelet applies them.
 
-import type { AgentSettings } from '../api/agent-settings.js';
+import { PSI_MAX_WINDOW_MS, PSI_MIN_WINDOW_MS, type AgentSettings } from '../api/agent-settings.js';
 
 /**
  * The kubelet's Linux default `evictionHard` (imagefs.inodesFree since v1.29), in SIGNALS order.
@@ -63,6 +63,35 @@ export function effectiveEvictionHard(fromFile: Readonly<Record<string, string>>
 export function effectivePressureTransitionPeriodMs(fromFileMs: number | undefined): number {
   return fromFileMs === undefined || fromFileMs === 0 ? DEFAULT_PRESSURE_TRANSITION_PERIOD_MS : fromFileMs;
 }
+
+/** The range one duration setting takes, both ends included. */
+export interface DurationBounds {
+  readonly minMs: number;
+  readonly maxMs: number;
+  /** Why the range is what it is, when the message should say it. */
+  readonly why?: string;
+}
+
+/**
+ * The range of every duration among the agent's own settings, by its path in the file. Below the
+ * minimum a loop spins (`housekeepingInterval: 1ns` ran thousands of passes a second); above the
+ * maximum the agent would sit on pressure or a pending pod far longer than any node can wait, and
+ * past 24.8 days a Node.js timer fires at once. The kubelet's own fields keep the kubelet's rules:
+ * they are only compared with the clock, never armed as timers.
+ */
+export const DURATION_BOUNDS_MS: Readonly<Record<string, DurationBounds>> = Object.freeze({
+  housekeepingInterval: { minMs: 1000, maxMs: 10 * 60_000 },
+  'observe.diskUsageInterval': { minMs: 1000, maxMs: 60 * 60_000 },
+  'notifier.psiStallThreshold': { minMs: 0.001, maxMs: PSI_MAX_WINDOW_MS },
+  'notifier.psiWindow': { minMs: PSI_MIN_WINDOW_MS, maxMs: PSI_MAX_WINDOW_MS, why: "the kernel's limits for a PSI trigger" },
+  'notifier.fastCheckMinInterval': { minMs: 1, maxMs: 10_000 },
+  'notifier.fastCheckMaxInterval': { minMs: 1, maxMs: 10_000 },
+  'actions.localTerminationGracePeriod': { minMs: 0, maxMs: 10 * 60_000 },
+  'actions.podCleanupTimeout': { minMs: 1000, maxMs: 10 * 60_000 },
+  'taintEviction.evictionApiDeadline': { minMs: 0, maxMs: 60 * 60_000 },
+  'oomKills.scanInterval': { minMs: 1000, maxMs: 10 * 60_000, why: 'the scan walks every pod\'s cgroups' },
+  'oomKills.kernelLogWait': { minMs: 0, maxMs: 5000, why: 'past it, a report would lag the kill noticeably' },
+});
 
 export const DEFAULT_IMAGE_FS_PATH = '/var/lib/containerd';
 

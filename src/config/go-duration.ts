@@ -149,6 +149,15 @@ export function formatGoDuration(durationMs: number): string {
   return `${sign}${out}`;
 }
 
+/** A duration in milliseconds as the shortest Go duration that says it in one unit: `10m`, `500ms`, `1us`. */
+export function formatShortDuration(ms: number): string {
+  if (ms === 0) return '0s';
+  for (const [unit, size] of [['h', 3_600_000], ['m', 60_000], ['s', 1000], ['ms', 1]] as const) {
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${Math.round(ms * 1000)}us`;
+}
+
 // value / unit as a decimal with trailing zeros dropped (Go's fmtFrac + fmtInt).
 function decimal(value: bigint, unit: bigint): string {
   const whole = value / unit;

@@ -5,16 +5,32 @@
 import { posix } from 'node:path';
 import { parseQuantity, quantityValue, QuantityParseError } from '../api/quantity.js';
 import type { ConfigReader, EntryHandler, MapEntry } from './config-reader.js';
+import { DURATION_BOUNDS_MS, type DurationBounds } from './defaults.js';
+import { formatShortDuration } from './go-duration.js';
+
+/** The range of the duration setting at `field`; a duration without one is a programming error. */
+export function durationBounds(field: string): DurationBounds {
+  const bounds = DURATION_BOUNDS_MS[field];
+  if (bounds === undefined) throw new Error(`no range for the duration ${field} in DURATION_BOUNDS_MS (src/config/defaults.ts)`);
+  return bounds;
+}
+
+/** `between 1s and 10m`, with the reason when there is one: how messages, docs and the chart say a range. */
+export function describeDurationBounds(bounds: DurationBounds): string {
+  const range = `between ${formatShortDuration(bounds.minMs)} and ${formatShortDuration(bounds.maxMs)}`;
+  return bounds.why === undefined ? range : `${range} (${bounds.why})`;
+}
 
 export class SettingReaders {
   constructor(private readonly reader: ConfigReader) {}
 
-  /** A Go duration above zero (or zero too, with `allowZero`), in milliseconds. */
-  duration(entry: MapEntry, assign: (ms: number) => void, allowZero = false): void {
+  /** A Go duration within the setting's range of {@link DURATION_BOUNDS_MS}, in milliseconds. */
+  duration(entry: MapEntry, assign: (ms: number) => void): void {
+    const bounds = durationBounds(entry.field);
     const duration = this.reader.duration(entry.valueNode, entry.field);
     if (duration === undefined) return;
-    if (duration.ms < 0 || (!allowZero && duration.ms === 0)) {
-      this.reader.problem(entry.field, entry.valueNode, `must be ${allowZero ? 'zero or positive' : 'positive'}: ${duration.raw}`);
+    if (duration.ms < bounds.minMs || duration.ms > bounds.maxMs) {
+      this.reader.problem(entry.field, entry.valueNode, `must be ${describeDurationBounds(bounds)}: ${duration.raw}`);
       return;
     }
     assign(duration.ms);

@@ -41,11 +41,12 @@ export const INVALID_VALUES: readonly InvalidValue[] = [
     helm: "at '/config/notifier/psiWindow': '1x' does not match pattern '^(0|(([0-9]+(\\\\.[0-9]*)?|\\\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$'",
     checkConfig: 'notifier.psiWindow: time: unknown unit "x" in duration "1x"',
   },
-  { set: 'config.notifier.psiWindow=0s', helm: "at '/config/notifier/psiWindow': 'not' failed", checkConfig: 'notifier.psiWindow: must be positive: 0s' },
+  { set: 'config.notifier.psiWindow=0s', helm: "at '/config/notifier/psiWindow': 'not' failed", checkConfig: "notifier.psiWindow: must be between 500ms and 10s (the kernel's limits for a PSI trigger): 0s" },
   // What a JSON schema of the values cannot say: ranges of durations, cross-field rules, the
   // syntax of quantities, names and URLs. helm renders these; the agent refuses them at start
   // (and keeps its running configuration on a reload, counting it as rejected).
-  { set: 'config.notifier.psiWindow=20s', helm: null, checkConfig: "notifier.psiWindow: must be between 500ms and 10s (the kernel's limits for a PSI trigger): 20000ms" },
+  { set: 'config.notifier.psiWindow=20s', helm: null, checkConfig: "notifier.psiWindow: must be between 500ms and 10s (the kernel's limits for a PSI trigger): 20s" },
+  { set: 'config.housekeepingInterval=1ns', helm: null, checkConfig: 'housekeepingInterval: must be between 1s and 10m: 1ns' },
   {
     set: 'config.evictionHard.memory\\.available=100Mx',
     helm: null,

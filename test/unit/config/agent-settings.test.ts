@@ -2,9 +2,12 @@
 // resolved under hostRoot, the systemd pod cgroup name derived, and every bad value refused with
 // its field path.
 
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentSettings } from '../../../src/api/agent-settings.js';
-import { defaultAgentSettings } from '../../../src/config/defaults.js';
+import { defaultAgentSettings, DURATION_BOUNDS_MS } from '../../../src/config/defaults.js';
+import { formatShortDuration } from '../../../src/config/go-duration.js';
+import { describeDurationBounds } from '../../../src/config/setting-readers.js';
 import { loadConfigFile, parseConfigText } from '../../../src/config/load.js';
 import { ConfigError, type ConfigProblem } from '../../../src/errors.js';
 
@@ -194,13 +197,15 @@ describe('agent settings: bad values', () => {
     { name: 'kubelet-url-not-a-url', text: 'observe:\n  kubeletUrl: localhost:10250\n', problems: [{ field: 'observe.kubeletUrl', message: 'must be an http or https URL: "localhost:10250"' }] },
     { name: 'boolean-as-string', text: 'actions:\n  dryRun: "true"\n', problems: [{ field: 'actions.dryRun', value: 'true', message: 'must be true or false, not the string "true"' }] },
     { name: 'duration-as-number', text: 'housekeepingInterval: 10\n', problems: [{ field: 'housekeepingInterval', value: 10 }] },
-    { name: 'zero-housekeeping-interval', text: 'housekeepingInterval: 0s\n', problems: [{ field: 'housekeepingInterval', value: '0s', message: 'must be positive: 0s' }] },
-    { name: 'negative-cleanup-timeout', text: 'actions:\n  podCleanupTimeout: -1s\n', problems: [{ field: 'actions.podCleanupTimeout', message: 'must be positive: -1s' }] },
-    { name: 'negative-local-grace', text: 'actions:\n  localTerminationGracePeriod: -1s\n', problems: [{ field: 'actions.localTerminationGracePeriod', message: 'must be zero or positive: -1s' }] },
+    { name: 'zero-housekeeping-interval', text: 'housekeepingInterval: 0s\n', problems: [{ field: 'housekeepingInterval', value: '0s', message: 'must be between 1s and 10m: 0s' }] },
+    { name: 'housekeeping-interval-of-a-nanosecond', text: 'housekeepingInterval: 1ns\n', problems: [{ field: 'housekeepingInterval', line: 1, message: 'must be between 1s and 10m: 1ns' }] },
+    { name: 'housekeeping-interval-of-a-day', text: 'housekeepingInterval: 24h\n', problems: [{ field: 'housekeepingInterval', message: 'must be between 1s and 10m: 24h' }] },
+    { name: 'negative-cleanup-timeout', text: 'actions:\n  podCleanupTimeout: -1s\n', problems: [{ field: 'actions.podCleanupTimeout', message: 'must be between 1s and 10m: -1s' }] },
+    { name: 'negative-local-grace', text: 'actions:\n  localTerminationGracePeriod: -1s\n', problems: [{ field: 'actions.localTerminationGracePeriod', message: 'must be between 0s and 10m: -1s' }] },
     {
       name: 'psi-window-too-long',
       text: 'notifier:\n  psiWindow: 20s\n',
-      problems: [{ field: 'notifier.psiWindow', line: 2, message: "must be between 500ms and 10s (the kernel's limits for a PSI trigger): 20000ms" }],
+      problems: [{ field: 'notifier.psiWindow', line: 2, message: "must be between 500ms and 10s (the kernel's limits for a PSI trigger): 20s" }],
     },
     {
       name: 'psi-stall-longer-than-window',
@@ -210,13 +215,14 @@ describe('agent settings: bad values', () => {
     // What the kernel and the timers accept, said at load time rather than found at arming.
     { name: 'psi-window-below-the-kernel-minimum', text: 'notifier:\n  psiWindow: 499ms\n', problems: [{ field: 'notifier.psiWindow', line: 2 }] },
     { name: 'psi-window-not-whole-milliseconds', text: 'notifier:\n  psiWindow: 500500us\n', problems: [{ field: 'notifier.psiWindow', line: 2, message: 'must be a whole number of milliseconds: 500.5ms' }] },
-    { name: 'psi-stall-zero', text: 'notifier:\n  psiStallThreshold: 0s\n', problems: [{ field: 'notifier.psiStallThreshold', message: 'must be positive: 0s' }] },
+    { name: 'psi-stall-zero', text: 'notifier:\n  psiStallThreshold: 0s\n', problems: [{ field: 'notifier.psiStallThreshold', message: 'must be between 1us and 10s: 0s' }] },
     {
-      name: 'psi-stall-below-a-microsecond',
-      text: 'notifier:\n  psiStallThreshold: 100ns\n',
-      problems: [{ field: 'notifier.psiStallThreshold', line: 2, message: "must be a whole number of microseconds (the kernel's unit): 0.0001ms" }],
+      name: 'psi-stall-not-whole-microseconds',
+      text: 'notifier:\n  psiStallThreshold: 1500ns\n',
+      problems: [{ field: 'notifier.psiStallThreshold', line: 2, message: "must be a whole number of microseconds (the kernel's unit): 0.0015ms" }],
     },
-    { name: 'fast-check-zero', text: 'notifier:\n  fastCheckMinInterval: 0s\n', problems: [{ field: 'notifier.fastCheckMinInterval', message: 'must be positive: 0s' }] },
+    { name: 'psi-stall-below-a-microsecond', text: 'notifier:\n  psiStallThreshold: 100ns\n', problems: [{ field: 'notifier.psiStallThreshold', line: 2, message: 'must be between 1us and 10s: 100ns' }] },
+    { name: 'fast-check-zero', text: 'notifier:\n  fastCheckMinInterval: 0s\n', problems: [{ field: 'notifier.fastCheckMinInterval', message: 'must be between 1ms and 10s: 0s' }] },
     { name: 'fast-check-not-whole-milliseconds', text: 'notifier:\n  fastCheckMinInterval: 1500us\n', problems: [{ field: 'notifier.fastCheckMinInterval', line: 2, message: 'must be a whole number of milliseconds: 1.5ms' }] },
     { name: 'fast-check-max-not-whole-milliseconds', text: 'notifier:\n  fastCheckMaxInterval: 1000500us\n', problems: [{ field: 'notifier.fastCheckMaxInterval', line: 2, message: 'must be a whole number of milliseconds: 1000.5ms' }] },
     {
@@ -248,8 +254,8 @@ describe('agent settings: bad values', () => {
     { name: 'port-out-of-range', text: 'server:\n  port: 70000\n', problems: [{ field: 'server.port', value: 70000, message: 'must be between 0 and 65535: 70000' }] },
     { name: 'port-as-string', text: 'server:\n  port: "8080"\n', problems: [{ field: 'server.port', value: '8080', message: 'must be an integer, not the string "8080"' }] },
     { name: 'delete-retries-negative', text: 'taintEviction:\n  deleteRetries: -1\n', problems: [{ field: 'taintEviction.deleteRetries', value: -1 }] },
-    { name: 'oom-scan-interval-too-short', text: 'oomKills:\n  scanInterval: 100ms\n', problems: [{ field: 'oomKills.scanInterval', line: 2, message: 'must be at least 1s: 100ms' }] },
-    { name: 'oom-kernel-log-wait-too-long', text: 'oomKills:\n  kernelLogWait: 1m\n', problems: [{ field: 'oomKills.kernelLogWait', message: 'must be at most 5s: 60000ms' }] },
+    { name: 'oom-scan-interval-too-short', text: 'oomKills:\n  scanInterval: 100ms\n', problems: [{ field: 'oomKills.scanInterval', line: 2, message: "must be between 1s and 10m (the scan walks every pod's cgroups): 100ms" }] },
+    { name: 'oom-kernel-log-wait-too-long', text: 'oomKills:\n  kernelLogWait: 1m\n', problems: [{ field: 'oomKills.kernelLogWait', message: 'must be between 0s and 5s (past it, a report would lag the kill noticeably): 1m' }] },
     { name: 'oom-kernel-log-not-a-boolean', text: 'oomKills:\n  kernelLog: yes\n', problems: [{ field: 'oomKills.kernelLog', value: 'yes' }] },
     { name: 'node-name-upper-case', text: 'nodeName: Worker-1\n', problems: [{ field: 'nodeName', value: 'Worker-1' }] },
     { name: 'node-name-empty', text: 'nodeName: ""\n', problems: [{ field: 'nodeName', message: 'must not be empty' }] },
@@ -265,4 +271,55 @@ describe('agent settings: bad values', () => {
 
 test('a stall of whole microseconds despite binary fractions is accepted', () => {
   expect(agent('notifier:\n  psiStallThreshold: 1001us\n').notifier.psiStallThresholdMs).toBeCloseTo(1.001, 9);
+});
+
+// Every duration of the agent's sections, by its path in the file, as the defaults table spells it.
+function durationPaths(value: unknown, path: readonly string[] = []): string[] {
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, child]) => {
+    if (key.endsWith('Ms') && (typeof child === 'number' || child === null)) return [[...path, key.slice(0, -2)].join('.')];
+    return durationPaths(child, [...path, key]);
+  });
+}
+
+// The file text setting `path` to `value`, with the cross-field partners that let either end stand.
+function durationFile(path: string, value: string): string {
+  const partners: Record<string, string> = {
+    'notifier.psiStallThreshold': 'psiWindow: 10s',
+    'notifier.fastCheckMinInterval': `fastCheckMaxInterval: ${value}`,
+    'notifier.fastCheckMaxInterval': `fastCheckMinInterval: ${value}`,
+  };
+  const [section, key] = path.includes('.') ? path.split('.') : [undefined, path];
+  if (section === undefined) return `${key}: ${value}\n`;
+  const partner = partners[path];
+  return `${section}:\n  ${key}: ${value}\n${partner === undefined ? '' : `  ${partner}\n`}`;
+}
+
+describe('every duration has a range', () => {
+  test('the defaults table bounds each duration setting, and only those', () => {
+    expect(Object.keys(DURATION_BOUNDS_MS).sort()).toEqual(durationPaths(defaultAgentSettings()).sort());
+  });
+
+  for (const [path, bounds] of Object.entries(DURATION_BOUNDS_MS)) {
+    test(`${path}: both ends accepted, a nanosecond past either refused naming the field and the range`, () => {
+      const toNs = (ms: number): number => Math.round(ms * 1e6);
+      const range = describeDurationBounds(bounds);
+      for (const ms of [bounds.minMs, bounds.maxMs]) expect(() => parseConfigText(durationFile(path, formatShortDuration(ms)), 'test.yaml')).not.toThrow();
+      for (const ns of [toNs(bounds.minMs) - 1, toNs(bounds.maxMs) + 1]) {
+        const found = problems(durationFile(path, `${ns}ns`)).filter((p) => p.field === path);
+        expect(found.map((p) => p.message)).toEqual([`must be ${range}: ${ns}ns`]);
+      }
+    });
+  }
+
+  test("docs/configuration.md's settings tables show each range", () => {
+    const doc = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
+    for (const [path, bounds] of Object.entries(DURATION_BOUNDS_MS)) {
+      const [section, key] = path.includes('.') ? path.split('.') : ['', path];
+      const heading = section === '' ? '### Top level' : `### \`${section}\``;
+      const table = doc.split(heading)[1]?.split('\n### ')[0] ?? '';
+      const row = table.split('\n').find((line) => line.startsWith(`| \`${key}\` |`));
+      expect(row?.split(' | ')[1]).toBe(`duration ${formatShortDuration(bounds.minMs)}–${formatShortDuration(bounds.maxMs)}`);
+    }
+  });
 });
