@@ -118,8 +118,14 @@ export const suite = defineSuite({
         const gapsMs = times.slice(1).map((t, i) => t - (times[i] as number));
         note('kubepodsEvents', times.length);
         note('shortestGapMs', Math.round(Math.min(...gapsMs)));
-        // The kernel rate-limits a trigger to one event per window; the loop's wake-up may lag a little.
-        assert.ok(Math.min(...gapsMs) >= WINDOW_MS * 0.8, `events ${gapsMs.map(Math.round).join(', ')} ms apart: more than one in a window`);
+        // The kernel rate-limits a trigger to one event per window. What is measured is when the loop
+        // woke, and on a loaded emulated guest one late wake-up shortens the gap after it (705 ms, then
+        // 1,055 ms was seen): so the events together must span their windows, and no two may come
+        // close together, as two in one window would.
+        const spanMs = (times.at(-1) as number) - (times[0] as number);
+        const apart = `events ${gapsMs.map(Math.round).join(', ')} ms apart`;
+        assert.ok(spanMs >= (times.length - 1) * WINDOW_MS * 0.8, `${apart}: more than one in a window`);
+        assert.ok(Math.min(...gapsMs) >= WINDOW_MS / 4, `${apart}: two in one window`);
       },
     },
     {
