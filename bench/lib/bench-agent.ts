@@ -33,6 +33,8 @@ export interface AgentVariant {
 export interface AgentHooks {
   notified?(atNs: bigint): void;
   decided?(result: SynchronizeResult, trigger: SyncTrigger, atNs: bigint): void;
+  /** A memory notification's shortcut evicted this pod (called after its kill was issued). */
+  shortcut?(pod: Pod, atNs: bigint): void;
   terminating?(pod: Pod, atNs: bigint): void;
   /** A DELETE or an Eviction is about to be sent to the API server. */
   requesting?(pod: Pod, atNs: bigint): void;
@@ -138,6 +140,7 @@ export async function startBenchAgent(options: {
       clock: systemClock,
       logger: silentLogger,
       onDecision: (result, trigger) => hooks().decided?.(result, trigger, nowNs()),
+      onShortcut: (eviction) => hooks().shortcut?.(eviction.pod, nowNs()),
     },
   );
   await cluster.whenSynced();

@@ -1,18 +1,22 @@
-// Part 2, reaction latency: from the kernel's threshold event to the eviction, on a node with 110
-// pods. The agent (notifier + local termination) runs on a sandbox node whose 110 pods all exist
-// in the API stand-in and in real pod cgroups (most with a tiny idle process, one holding most of
-// the memory); each iteration a fresh pod steps its memory across the armed threshold and notes
-// the crossing on CLOCK_MONOTONIC, and hooks in the same process note, on the same clock, the
-// notification reaching JavaScript, the decision, local termination, the API request and the
+// Part 2, reaction latency: from the kernel's threshold event to the eviction, in three
+// scenarios side by side: 110 pods on an idle machine, the same node with the machine's CPUs
+// saturated by two busy processes (a busy node), and the node grown to 1,000 pods. The agent
+// (notifier + local termination) runs on a sandbox node whose pods all exist in the API stand-in
+// and in real pod cgroups (most with a tiny idle process, one holding most of the memory); each
+// iteration a fresh pod steps its memory across the armed threshold and notes the crossing on
+// CLOCK_MONOTONIC, and hooks in the same process note, on the same clock, the notification
+// reaching JavaScript, the memory shortcut's eviction, local termination, the API request and the
 // pod's processes being gone. The notifier alone (no agent) is measured the same way, as in
 // bench/notifier-latency.ts.
 
+import { spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { AllocatorProcess } from '../lib/allocator.js';
 import { startBenchAgent, type AgentVariant, type BenchAgent } from '../lib/bench-agent.js';
 import { BenchCgroup, cgroupV1Unavailable } from '../lib/bench-cgroup.js';
 import { BenchNode } from '../lib/bench-node.js';
 import { BENCH_NAMESPACE, benchPod, containerCgroup, podCgroup } from '../lib/bench-pods.js';
-import { throwIfInterrupted } from '../lib/cleanup.js';
+import { throwIfInterrupted, trackChild } from '../lib/cleanup.js';
 import type { BenchPart, PartContext } from '../lib/part.js';
 import { watchPodDeletion } from '../lib/simulated-kubelet.js';
 import { distribution, fmt, MiB, type Distribution } from '../lib/stats.js';
@@ -30,30 +34,54 @@ import { notifierSettings } from '../../test/fixtures/settings.js';
 const LIMIT_BYTES = 1024 * MiB;
 const THRESHOLD = '256Mi';
 export const LATENCY_POD_COUNT = 110;
+export const LARGE_POD_COUNT = 1000;
+/** The busy node: this many processes spinning on the CPU (as many as the machine has cores here). */
+export const BUSY_PROCESSES = 2;
 /** One pod holds most of the memory, so the stepping pod reaches the threshold in ~100 MiB. */
 const BALLAST_BYTES = 560 * MiB;
 /** One idle pod in this many has no process at all (an empty cgroup). */
 const EMPTY_EVERY = 10;
+/** The pods added to reach 1,000: one in this many with an idle process (bounds the machine's load). */
+const LARGE_PROCESS_EVERY = 10;
+/** Idle and busy iterations alternate in blocks of this many, so load from other work falls on both. */
+export const LATENCY_BLOCK = 10;
 const VARIANT: AgentVariant = { key: 'notifier-local', label: 'notifier + local termination', notifier: 'memcg-v1', localTermination: true, housekeepingIntervalMs: 10_000 };
 
 /** Milliseconds from the kernel-side crossing, per iteration. */
 export interface LatencySample {
   readonly toNotified: number | null;
-  readonly toDecided: number | null;
+  /** The memory shortcut chose the pod (noted after its kill was issued). */
+  readonly toShortcut: number | null;
   readonly toTermination: number | null;
   readonly toApiRequest: number | null;
   readonly toGone: number | null;
 }
 
-export interface ReactionLatencyData {
+export type LatencyStage = keyof LatencySample;
+
+export type ScenarioKey = 'idle-110' | 'busy-110' | 'idle-1000';
+
+/** One scenario: a node size, with or without the busy processes. */
+export interface LatencyScenario {
+  readonly key: ScenarioKey;
+  readonly label: string;
   readonly pods: number;
+  readonly busyProcesses: number;
   readonly idleProcesses: number;
   readonly iterations: number;
   readonly failures: readonly string[];
   readonly samples: readonly LatencySample[];
-  readonly stages: Readonly<Record<keyof LatencySample, Distribution | null>>;
+  readonly stages: Readonly<Record<LatencyStage, Distribution | null>>;
   /** notification → local termination, inside the agent. */
   readonly notifiedToTermination: Distribution | null;
+  /** Kills issued by the memory shortcut (the rest by a full pass). */
+  readonly shortcutKills: number;
+  /** The 1-minute load average when the scenario's first iteration started. */
+  readonly loadAverage: number;
+}
+
+export interface ReactionLatencyData {
+  readonly scenarios: readonly LatencyScenario[];
   /** The notifier alone, no agent: crossing → onEvent (bench/notifier-latency.ts). */
   readonly notifierAlone: { readonly crossings: number; readonly latency: Distribution | null; readonly arming: Distribution | null } | null;
 }
@@ -61,26 +89,47 @@ export interface ReactionLatencyData {
 const iterationsFor = (quick: boolean): number => (quick ? 10 : 200);
 const crossingsFor = (quick: boolean): number => (quick ? 20 : 200);
 
-async function populateNode(node: BenchNode, standIn: ApiStandIn, nodeName: string): Promise<{ idleProcesses: number }> {
-  const ballast = standIn.createPod(benchPod({ name: 'ballast', nodeName, memoryRequest: '1Gi' }));
-  const holder = await AllocatorProcess.start(node.cgroup, containerCgroup(ballast), { mode: 'asap', rateBytesPerSecond: 0, maxBytes: BALLAST_BYTES, usagePath: node.usagePath });
-  holder.go();
-  await holder.whenDone();
+/** Creates pods idle-<from>..idle-<to - 1>, with an idle process where `hasProcess` says so (an empty cgroup otherwise). */
+async function addIdlePods(node: BenchNode, standIn: ApiStandIn, nodeName: string, from: number, to: number, hasProcess: (i: number) => boolean): Promise<{ idleProcesses: number; lastUid: string }> {
   let idleProcesses = 0;
+  let lastUid = '';
   const idle: Promise<unknown>[] = [];
-  // 108 idle pods + the ballast + the stepping pod of each iteration = 110.
-  for (let i = 0; i < LATENCY_POD_COUNT - 2; i++) {
-    const pod = standIn.createPod(benchPod({ name: `idle-${String(i).padStart(3, '0')}`, nodeName, memoryRequest: '16Mi' }));
+  for (let i = from; i < to; i++) {
+    const pod = standIn.createPod(benchPod({ name: `idle-${String(i).padStart(4, '0')}`, nodeName, memoryRequest: '16Mi' }));
+    lastUid = pod.metadata.uid ?? '';
     const relative = containerCgroup(pod);
-    if (i % EMPTY_EVERY === EMPTY_EVERY - 1) {
+    if (!hasProcess(i)) {
       node.cgroup.mkdir(relative);
       continue;
     }
     idle.push(node.cgroup.spawnIdle(relative));
     idleProcesses++;
+    // A few at a time: a thousand processes started at once would load the machine being measured.
+    if (idle.length >= 50) await Promise.all(idle.splice(0));
   }
   await Promise.all(idle);
-  return { idleProcesses };
+  return { idleProcesses, lastUid };
+}
+
+async function populateNode(node: BenchNode, standIn: ApiStandIn, nodeName: string): Promise<{ idleProcesses: number }> {
+  const ballast = standIn.createPod(benchPod({ name: 'ballast', nodeName, memoryRequest: '1Gi' }));
+  const holder = await AllocatorProcess.start(node.cgroup, containerCgroup(ballast), { mode: 'asap', rateBytesPerSecond: 0, maxBytes: BALLAST_BYTES, usagePath: node.usagePath });
+  holder.go();
+  await holder.whenDone();
+  // 108 idle pods + the ballast + the stepping pod of each iteration = 110.
+  return addIdlePods(node, standIn, nodeName, 0, LATENCY_POD_COUNT - 2, (i) => i % EMPTY_EVERY !== EMPTY_EVERY - 1);
+}
+
+/** Processes spinning on the CPU outside the sandbox node, until stopped: a busy node. */
+async function startBusyProcesses(count: number): Promise<() => Promise<void>> {
+  const children = Array.from({ length: count }, () => trackChild(spawn('/bin/sh', ['-c', 'while :; do :; done'], { stdio: 'ignore' })));
+  const exits = children.map((child) => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()))));
+  // Let the scheduler see them running before the first crossing.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  return async () => {
+    for (const child of children) child.kill('SIGKILL');
+    await Promise.all(exits);
+  };
 }
 
 async function iteration(agent: BenchAgent, node: BenchNode, standIn: ApiStandIn, nodeName: string, index: number): Promise<LatencySample> {
@@ -100,11 +149,11 @@ async function iteration(agent: BenchAgent, node: BenchNode, standIn: ApiStandIn
     }
     if (armed === undefined) throw new Error('no memory threshold armed');
 
-    const marks = { notified: [] as bigint[], decidedNs: null as bigint | null, terminatingNs: null as bigint | null, requestingNs: null as bigint | null };
+    const marks = { notified: [] as bigint[], shortcutNs: null as bigint | null, terminatingNs: null as bigint | null, requestingNs: null as bigint | null };
     agent.hooks = {
       notified: (atNs) => marks.notified.push(atNs),
-      decided: (result, _trigger, atNs) => {
-        if (marks.decidedNs === null && result.evictions.some((e) => e.pod.metadata.uid === uid)) marks.decidedNs = atNs;
+      shortcut: (p, atNs) => {
+        if (p.metadata.uid === uid) marks.shortcutNs ??= atNs;
       },
       terminating: (p, atNs) => {
         if (p.metadata.uid === uid) marks.terminatingNs ??= atNs;
@@ -123,7 +172,7 @@ async function iteration(agent: BenchAgent, node: BenchNode, standIn: ApiStandIn
     const since = (ns: bigint | null | undefined): number | null => (ns === null || ns === undefined ? null : Number(ns - crossedNs) / 1e6);
     return {
       toNotified: since(marks.notified.find((ns) => ns >= crossedNs)),
-      toDecided: since(marks.decidedNs),
+      toShortcut: since(marks.shortcutNs),
       toTermination: since(marks.terminatingNs),
       toApiRequest: since(marks.requestingNs),
       toGone: since(exited?.atNs),
@@ -135,6 +184,53 @@ async function iteration(agent: BenchAgent, node: BenchNode, standIn: ApiStandIn
     standIn.deletePodNow(BENCH_NAMESPACE, name);
     await agent.waitForPod(uid, false).catch(() => undefined);
     node.cgroup.remove(podCgroup(uid));
+  }
+}
+
+/** What a scenario collects while its iterations run (possibly interleaved with another's). */
+class ScenarioRun {
+  readonly samples: LatencySample[] = [];
+  readonly failures: string[] = [];
+  loadAverage: number | null = null;
+  constructor(
+    readonly key: ScenarioKey,
+    readonly label: string,
+    readonly pods: number,
+    readonly busyProcesses: number,
+    readonly idleProcesses: number,
+  ) {}
+
+  async run(agent: BenchAgent, node: BenchNode, standIn: ApiStandIn, nodeName: string, index: number, context: PartContext, step: () => [number, number]): Promise<void> {
+    throwIfInterrupted();
+    this.loadAverage ??= loadavg()[0] ?? 0;
+    const [done, total] = step();
+    try {
+      const sample = await iteration(agent, node, standIn, nodeName, index);
+      this.samples.push(sample);
+      context.progress.step(done, total, `${this.key}: crossing -> notified ${fmt(sample.toNotified)} ms, -> local kill ${fmt(sample.toTermination)} ms, -> API ${fmt(sample.toApiRequest)} ms, -> gone ${fmt(sample.toGone)} ms`);
+    } catch (err) {
+      this.failures.push(errorMessage(err));
+      context.progress.step(done, total, `${this.key}: failed: ${this.failures.at(-1) ?? ''}`, true);
+    }
+  }
+
+  result(): LatencyScenario {
+    const stage = (key: LatencyStage): Distribution | null => distribution(this.samples.flatMap((s) => (s[key] === null ? [] : [s[key] as number])));
+    const inAgent = this.samples.flatMap((s) => (s.toTermination === null || s.toNotified === null ? [] : [s.toTermination - s.toNotified]));
+    return {
+      key: this.key,
+      label: this.label,
+      pods: this.pods,
+      busyProcesses: this.busyProcesses,
+      idleProcesses: this.idleProcesses,
+      iterations: this.samples.length + this.failures.length,
+      failures: this.failures,
+      samples: this.samples,
+      stages: { toNotified: stage('toNotified'), toShortcut: stage('toShortcut'), toTermination: stage('toTermination'), toApiRequest: stage('toApiRequest'), toGone: stage('toGone') },
+      notifiedToTermination: distribution(inAgent),
+      shortcutKills: this.samples.filter((s) => s.toShortcut !== null).length,
+      loadAverage: this.loadAverage ?? 0,
+    };
   }
 }
 
@@ -184,48 +280,48 @@ async function notifierAlone(crossings: number, progress: PartContext['progress'
 export const reactionLatencyPart: BenchPart<ReactionLatencyData> = {
   name: 'reaction-latency',
   title: 'Reaction latency',
-  estimateMs: (quick) => 10_000 + iterationsFor(quick) * 500 + crossingsFor(quick) * 100,
+  estimateMs: (quick) => 30_000 + 3 * iterationsFor(quick) * 500 + crossingsFor(quick) * 100,
   unavailable: () => cgroupV1Unavailable(),
   async run(context: PartContext): Promise<ReactionLatencyData> {
     const iterations = iterationsFor(context.quick);
+    const total = 3 * iterations;
+    let done = 0;
+    const step = (): [number, number] => [++done, total];
     const nodeName = 'latency-node';
     const standIn = await startApiStandIn();
     const node = BenchNode.create('latency', BigInt(LIMIT_BYTES));
     let agent: BenchAgent | null = null;
-    const samples: LatencySample[] = [];
-    const failures: string[] = [];
-    let idleProcesses = 0;
+    let stopBusy: (() => Promise<void>) | null = null;
+    const scenarios: ScenarioRun[] = [];
     try {
-      ({ idleProcesses } = await populateNode(node, standIn, nodeName));
+      const { idleProcesses } = await populateNode(node, standIn, nodeName);
       agent = await startBenchAgent({ node, standIn, nodeName, variant: VARIANT, thresholdQuantity: THRESHOLD, scratchDir: context.scratchDir });
       context.progress.note(`sandbox node ${node.name}: ${LATENCY_POD_COUNT} pods, ${idleProcesses} idle processes, usage ${fmt(Number(node.usageBytes()) / MiB)} MiB of ${LIMIT_BYTES / MiB} MiB`);
-      for (let i = 0; i < iterations; i++) {
-        throwIfInterrupted();
-        try {
-          const sample = await iteration(agent, node, standIn, nodeName, i);
-          samples.push(sample);
-          context.progress.step(i + 1, iterations, `crossing -> notified ${fmt(sample.toNotified)} ms, -> local kill ${fmt(sample.toTermination)} ms, -> API ${fmt(sample.toApiRequest)} ms, -> gone ${fmt(sample.toGone)} ms`);
-        } catch (err) {
-          failures.push(errorMessage(err));
-          context.progress.step(i + 1, iterations, `failed: ${failures.at(-1) ?? ''}`, true);
-        }
+      const idle = new ScenarioRun('idle-110', `${LATENCY_POD_COUNT} pods, idle machine`, LATENCY_POD_COUNT, 0, idleProcesses);
+      const busy = new ScenarioRun('busy-110', `${LATENCY_POD_COUNT} pods, ${BUSY_PROCESSES} busy processes (a busy node)`, LATENCY_POD_COUNT, BUSY_PROCESSES, idleProcesses);
+      scenarios.push(idle, busy);
+      let index = 0;
+      for (let block = 0; block * LATENCY_BLOCK < iterations; block++) {
+        const count = Math.min(LATENCY_BLOCK, iterations - block * LATENCY_BLOCK);
+        for (let i = 0; i < count; i++) await idle.run(agent, node, standIn, nodeName, index++, context, step);
+        stopBusy = await startBusyProcesses(BUSY_PROCESSES);
+        for (let i = 0; i < count; i++) await busy.run(agent, node, standIn, nodeName, index++, context, step);
+        await stopBusy();
+        stopBusy = null;
       }
+      // The same node grown to 1,000 pods (the ballast and the stepping pod included).
+      const added = await addIdlePods(node, standIn, nodeName, LATENCY_POD_COUNT - 2, LARGE_POD_COUNT - 2, (i) => i % LARGE_PROCESS_EVERY === 0);
+      await agent.waitForPod(added.lastUid, true, 60_000);
+      const large = new ScenarioRun('idle-1000', `${LARGE_POD_COUNT} pods, idle machine`, LARGE_POD_COUNT, 0, idleProcesses + added.idleProcesses);
+      scenarios.push(large);
+      context.progress.note(`sandbox node grown to ${LARGE_POD_COUNT} pods, ${large.idleProcesses} idle processes, usage ${fmt(Number(node.usageBytes()) / MiB)} MiB`);
+      for (let i = 0; i < iterations; i++) await large.run(agent, node, standIn, nodeName, index++, context, step);
     } finally {
+      await stopBusy?.();
       await agent?.stop();
       await standIn.stop();
       await node.destroy();
     }
-    const stage = (key: keyof LatencySample): Distribution | null => distribution(samples.flatMap((s) => (s[key] === null ? [] : [s[key] as number])));
-    const inAgent = samples.flatMap((s) => (s.toTermination === null || s.toNotified === null ? [] : [s.toTermination - s.toNotified]));
-    return {
-      pods: LATENCY_POD_COUNT,
-      idleProcesses,
-      iterations,
-      failures,
-      samples,
-      stages: { toNotified: stage('toNotified'), toDecided: stage('toDecided'), toTermination: stage('toTermination'), toApiRequest: stage('toApiRequest'), toGone: stage('toGone') },
-      notifiedToTermination: distribution(inAgent),
-      notifierAlone: await notifierAlone(crossingsFor(context.quick), context.progress),
-    };
+    return { scenarios: scenarios.map((s) => s.result()), notifierAlone: await notifierAlone(crossingsFor(context.quick), context.progress) };
   },
 };

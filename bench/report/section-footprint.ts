@@ -1,14 +1,15 @@
 // The footprint section: CPU and RSS of the real `run` command idling with 110 pods, how fast it
 // stops on SIGTERM, and RSS before and after 10,000 synchronize passes; the headlines against the
-// targets (under 0.5 % of one core, RSS under 130 MB, no growth).
+// targets (under 0.3 % of one core, main-thread wake-ups reported, RSS including start under
+// 100 MB, no growth).
 
 import type { PartResult } from '../lib/part.js';
 import { fmt, MiB } from '../lib/stats.js';
 import type { FootprintData } from '../parts/footprint.js';
 import { measuredOn, table, type Headline, type Section } from './markdown.js';
 
-const TARGET_CPU_PERCENT = 0.5;
-const TARGET_RSS_BYTES = 130e6;
+const TARGET_CPU_PERCENT = 0.3;
+const TARGET_RSS_BYTES = 100e6;
 /** Heap growth over the passes that still counts as "no growth" (noise of a GC'd heap). */
 const FLAT_HEAP_BYTES = 1 * MiB;
 const FLAT_RSS_BYTES = 8 * MiB;
@@ -18,33 +19,43 @@ const mib = (bytes: number | undefined | null): string => (bytes === undefined |
 export function footprintSection(result: PartResult<FootprintData>): Section {
   const data = result.data as FootprintData;
   const loop = data.syncLoop;
-  const rssMax = data.rssBytes?.max ?? null;
-  // The window's later samples: what the agent settles at once start-up memory has been returned.
+  // The maximum over the whole run, start included: the kernel's high-water mark since exec, or
+  // the largest sample when that is higher (it never should be).
+  const sampledMax = data.rssBytes?.max ?? null;
+  const rssMax = Math.max(sampledMax ?? 0, data.rssPeakSinceStartBytes);
   const steady = data.rssBytes === null ? null : data.rssLastBytes;
   const headlines: Headline[] = [
     {
-      what: `Footprint: CPU of \`run\` idle with ${data.pods} pods over ${data.sampleSeconds} s`,
+      what: `idle CPU of \`run\` at ${data.pods} pods, over ${data.sampleSeconds} s`,
       target: `< ${TARGET_CPU_PERCENT} % of one core`,
       result: `${data.cpuPercentOfOneCore.toFixed(3)} % of one core`,
       met: data.cpuPercentOfOneCore < TARGET_CPU_PERCENT,
-      ...(data.cpuPercentOfOneCore >= TARGET_CPU_PERCENT && data.mainThreadWakeupsPerSecond !== undefined
+      ...(data.cpuPercentOfOneCore >= TARGET_CPU_PERCENT
         ? {
-            note: `${data.mainThreadCpuPercentOfOneCore === undefined ? '' : `main thread ${data.mainThreadCpuPercentOfOneCore.toFixed(3)} %, other threads (libuv pool, V8's GC and compiler) ${(data.cpuPercentOfOneCore - data.mainThreadCpuPercentOfOneCore).toFixed(3)} %; `}the main thread wakes ${fmt(data.mainThreadWakeupsPerSecond)} times a second while idle${data.mainThreadWakeupsPerSecond >= 50 ? ": prom-client's default metrics sample the event-loop delay with a 10 ms timer (`eventLoopMonitoringPrecision`), on top of the housekeeping pass every 10 s (part 3 gives its cost)" : ''}`,
+            note: `${data.mainThreadCpuPercentOfOneCore === undefined ? '' : `main thread ${data.mainThreadCpuPercentOfOneCore.toFixed(3)} %, other threads (libuv pool, V8's GC and compiler) ${(data.cpuPercentOfOneCore - data.mainThreadCpuPercentOfOneCore).toFixed(3)} %; `}the main thread wakes ${fmt(data.mainThreadWakeupsPerSecond)} times a second while idle; the housekeeping pass every 10 s costs what part 3 measures`,
           }
         : {}),
     },
     {
-      what: 'Footprint: RSS of `run`',
-      target: '< 130 MB (124 MiB)',
-      result: rssMax === null ? '–' : `max ${fmt(rssMax / 1e6)} MB (${mib(rssMax)} MiB), median ${fmt((data.rssBytes?.median ?? 0) / 1e6)} MB, at the end ${fmt((steady ?? 0) / 1e6)} MB`,
-      met: rssMax === null ? null : rssMax < TARGET_RSS_BYTES,
-      ...(rssMax !== null && rssMax >= TARGET_RSS_BYTES
+      what: `main-thread wake-ups per second, idle, ${data.pods} pods`,
+      target: '–',
+      result: `${fmt(data.mainThreadWakeupsPerSecond)} a second (voluntary context switches)`,
+      met: null,
+    },
+    {
+      what: 'RSS of `run`, maximum over the run including start',
+      target: `< ${TARGET_RSS_BYTES / 1e6} MB (${fmt(TARGET_RSS_BYTES / MiB)} MiB)`,
+      result: `max ${fmt(rssMax / 1e6)} MB (${mib(rssMax)} MiB); in the window median ${fmt((data.rssBytes?.median ?? 0) / 1e6)} MB, at the end ${fmt((steady ?? 0) / 1e6)} MB`,
+      met: rssMax < TARGET_RSS_BYTES,
+      ...(rssMax >= TARGET_RSS_BYTES
         ? {
             note: `${
-              rssMax === data.rssFirstBytes && data.rssLastBytes < 0.9 * rssMax
-                ? `the maximum is the first sample, ${data.warmupSeconds} s after start; by the end of the window RSS is ${fmt(data.rssLastBytes / 1e6)} MB`
-                : `RSS stays at ${fmt((data.rssBytes?.median ?? 0) / 1e6)} MB (median)`
-            }; the high-water mark since start is ${fmt((data.rssPeakSinceStartBytes ?? 0) / 1e6)} MB`,
+              data.rssPeakSinceStartBytes > (sampledMax ?? 0) * 1.02
+                ? `the peak is during start-up, before the first sample ${data.warmupSeconds} s in (the largest sample is ${fmt((sampledMax ?? 0) / 1e6)} MB)`
+                : sampledMax === data.rssFirstBytes && data.rssLastBytes < 0.9 * data.rssFirstBytes
+                  ? `the maximum is the first sample, ${data.warmupSeconds} s after start; by the end of the window RSS is ${fmt(data.rssLastBytes / 1e6)} MB`
+                  : `RSS stays at ${fmt((data.rssBytes?.median ?? 0) / 1e6)} MB (median)`
+            }`,
           }
         : {}),
     },

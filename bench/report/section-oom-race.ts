@@ -1,7 +1,7 @@
 // The OOM race section of the benchmark page: outcomes per rate and agent variant, the rate the
 // machine actually produced, the overshoot past the threshold when the kill was issued and at
 // the peak, and the time from the threshold crossing to the kill; two charts; and the headline
-// figures for variant (a) against the targets (20 of 20 in time at every rate, ≤ 8 MiB overshoot).
+// figures for variant (a) against the targets (no race lost in at least 320 runs, ≤ 8 MiB overshoot in every run).
 
 import type { PartResult } from '../lib/part.js';
 import { distribution, fmt, median, MiB, percentile } from '../lib/stats.js';
@@ -19,6 +19,8 @@ export const VARIANT_COLORS: Readonly<Record<string, string>> = {
 };
 
 const TARGET_OVERSHOOT_BYTES = 8 * MiB;
+/** Runs of variant (a) the race target asks for, none of them lost. */
+const TARGET_RACE_RUNS = 320;
 const HEADLINE_VARIANT = 'notifier-local';
 
 interface CellKey {
@@ -201,15 +203,19 @@ export function oomRaceSection(result: PartResult<OomRaceData>): Section {
           .join(', ')}; the notification reached JavaScript a median ${fmt(median(notifyDelays))} ms (p99 ${fmt(percentile(notifyDelays, 99))} ms) after the crossing over all runs of (a)`;
   const headlines: Headline[] = [
     {
-      what: 'OOM race, (a) notifier + local termination: evicted before the OOM killer',
-      target: `${data.runsPerCell} of ${data.runsPerCell} at every rate`,
-      result: `${inTime.length} of ${headlineRuns.length} runs over ${cells.length} rates × process counts`,
-      met: headlineRuns.length > 0 && missedCells.length === 0,
-      ...(missedCells.length === 0 ? {} : { note: `missed at ${missedCells.map((c) => `${c.label} (${outcomeCell(runsOf(data, c, HEADLINE_VARIANT))})`).join(', ')}${missExplanation(data, headlineRuns)}` }),
+      what: 'OOM race, (a) notifier + local termination: races lost to the OOM killer',
+      target: `0 of ≥ ${TARGET_RACE_RUNS}`,
+      result: `${headlineRuns.length - inTime.length} of ${headlineRuns.length} runs over ${cells.length} rates × process counts`,
+      met: headlineRuns.length >= TARGET_RACE_RUNS && missedCells.length === 0,
+      ...(missedCells.length === 0
+        ? headlineRuns.length >= TARGET_RACE_RUNS
+          ? {}
+          : { note: `none lost, but ${headlineRuns.length} runs are fewer than the ${TARGET_RACE_RUNS} the target asks for (${data.runsPerCell} per rate and process count)` }
+        : { note: `lost at ${missedCells.map((c) => `${c.label} (${outcomeCell(runsOf(data, c, HEADLINE_VARIANT))})`).join(', ')}${missExplanation(data, headlineRuns)}` }),
     },
     {
       what: 'OOM race, (a): overshoot past the threshold when the kill was issued',
-      target: '≤ 8 MiB',
+      target: '≤ 8 MiB in every run',
       result: worstOvershoot === null ? 'no run evicted' : `max ${mib(worstOvershoot)} MiB, median ${mib(median(overshoots))} MiB`,
       met: worstOvershoot === null ? null : worstOvershoot <= TARGET_OVERSHOOT_BYTES,
       ...(whyOvershoot === '' ? {} : { note: `${whyOvershoot}${worstStory}` }),
