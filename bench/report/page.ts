@@ -96,7 +96,10 @@ Does the agent beat the kernel OOM killer, how fast does it react, and how light
 number on this page was measured by \`npm run bench\` (\`bench/run.ts\`), which regenerates the page and its
 charts; each section says what machine it ran on and when. The machines are small shared virtual
 machines, so configurations that are compared are run side by side in the same run, alternating,
-and figures are medians and percentiles over many runs.${anyQuick ? '\n\n**Some sections below come from a quick smoke run (`--quick`): too few samples to quote.**' : ''}
+and figures are medians and percentiles over many runs. Each section names the code it measured
+(sections are re-run one at a time, so they may come from different commits) and the machine's
+load average when it started: other work shares the machine, and a load average above its number
+of cores stretches every latency, the p99s most.${anyQuick ? '\n\n**Some sections below come from a quick smoke run (`--quick`): too few samples to quote.**' : ''}
 
 ## Summary
 
