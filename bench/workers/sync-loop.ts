@@ -15,6 +15,7 @@ import { hostNotifier } from '../../src/compose/node-side.js';
 import { EvictionExecutor } from '../../src/daemon/eviction-executor.js';
 import { EvictionLoop } from '../../src/daemon/eviction-loop.js';
 import { createAgentMetrics } from '../../src/daemon/metrics.js';
+import { PodStatsGuard } from '../../src/daemon/pod-stats-guard.js';
 import type { ClusterView, EventRecorder, LocalTerminator, NodeObserver, PodActions } from '../../src/daemon/ports.js';
 import { EvictionManager } from '../../src/eviction/manager.js';
 import { createCgroupObserver } from '../../src/observe/cgroup-observer.js';
@@ -77,7 +78,7 @@ async function main(): Promise<void> {
       return observation;
     },
   };
-  const loop = new EvictionLoop({ housekeepingIntervalMs: 10_000, podCleanupTimeoutMs: 30_000 }, { manager, observer: countingObserver, notifier, cluster, executor, metrics, clock, logger, thresholds: () => manager.thresholds });
+  const loop = new EvictionLoop({ housekeepingIntervalMs: 10_000, podCleanupTimeoutMs: 30_000 }, { manager, observer: countingObserver, notifier, cluster, executor, podStats: new PodStatsGuard({ events, logger }), metrics, clock, logger, thresholds: () => manager.thresholds });
   notifier.start(() => undefined);
 
   const pass = async (): Promise<void> => {

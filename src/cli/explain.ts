@@ -12,6 +12,7 @@ import { formatConfigErrors } from '../config/effective-table.js';
 import type { LoadedConfig } from '../config/types.js';
 import { AgentError, ConfigError, errorMessage, ReplayInputError } from '../errors.js';
 import { EvictionManager } from '../eviction/manager.js';
+import { assessStatsCoverage } from '../eviction/stats-coverage.js';
 import { formatRfc3339, parseReplayLine, parseRfc3339 } from '../replay/input.js';
 import { ReplayRunner } from '../replay/runner.js';
 import { explainReport } from './explain-report.js';
@@ -58,8 +59,13 @@ export async function explainNode(config: LoadedConfig, options: ExplainOptions)
     const pods = cluster.pods().filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
     const observation = await observer.observe(pods);
     const manager = new EvictionManager(config.eviction);
-    const result = manager.synchronize({ nowMs: clock.nowMs(), summary: observation.summary, pods, dedicatedImageFs: observation.dedicatedImageFs, splitContainerFs: observation.splitContainerFs });
-    const problems = observation.problems.length === 0 ? '' : `\nObservation problems:\n${observation.problems.map((p) => `  ${p}`).join('\n')}\n`;
+    const nowMs = clock.nowMs();
+    // As the running agent does: no eviction for a signal whose pods cannot be measured.
+    const coverage = assessStatsCoverage({ summary: observation.summary, pods, nowMs, podCgroupRootProblem: observation.podCgroupRootProblem });
+    const unrankableSignals = new Set(coverage.blind ? coverage.signals : []);
+    const result = manager.synchronize({ nowMs, summary: observation.summary, pods, dedicatedImageFs: observation.dedicatedImageFs, splitContainerFs: observation.splitContainerFs, unrankableSignals });
+    const refusal = coverage.blind ? `\nNot ready, refusing to evict: ${coverage.reason}\n` : '';
+    const problems = refusal + (observation.problems.length === 0 ? '' : `\nObservation problems:\n${observation.problems.map((p) => `  ${p}`).join('\n')}\n`);
     return (
       explainReport({
         result,

@@ -22,6 +22,7 @@ import { NodeIdentityGuard } from './node-identity.js';
 import { NodeStatusReporter, type NodeStatusSettings } from './node-status.js';
 import type { OomAttribution } from './oom-attribution.js';
 import { OomKillReporter } from './oom-kill-reporter.js';
+import { PodStatsGuard } from './pod-stats-guard.js';
 import type { ClusterView, EventRecorder, KernelOomKill, LocalTerminator, MemoryThresholdNotifier, NodeObserver, NodeReporter, OomKillWatcher, PodActions } from './ports.js';
 import { Readiness } from './readiness.js';
 import { inForce, restartOnlyChanges } from './restart-only.js';
@@ -113,6 +114,7 @@ interface AgentParts {
   readonly executor: EvictionExecutor;
   readonly nodeStatus: NodeStatusReporter;
   readonly taints: TaintController;
+  readonly podStats: PodStatsGuard;
   readonly loop: EvictionLoop;
 }
 
@@ -155,12 +157,15 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
     refusal,
   });
   identity.onChange((allowed) => taints.setAllowed(allowed));
+  // Nothing is evicted for a signal whose pods the agent cannot measure.
+  const podStats = new PodStatsGuard({ events, logger: deps.logger });
   const loop = new EvictionLoop(loopSettings(config), {
     manager,
     observer: deps.observer,
     notifier: deps.notifier,
     cluster: deps.cluster,
     executor,
+    podStats,
     metrics,
     clock: deps.clock,
     logger: deps.logger,
@@ -171,7 +176,7 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
       await nodeStatus.report(result.nodeConditions, result.nowMs);
     },
   });
-  return { identity, manager, executor, nodeStatus, taints, loop };
+  return { identity, manager, executor, nodeStatus, taints, podStats, loop };
 }
 
 // A new configuration reaches every part; what carries over is each part's to decide.
@@ -287,6 +292,7 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
       : new OomKillReporter({ watcher: deps.oomKills, cluster: deps.cluster, events, metrics, activity, clock: deps.clock, logger: deps.logger, ...(deps.onOomKill === undefined ? {} : { onKill: deps.onOomKill }) });
   const readiness = baseReadiness(metrics, parts.loop, deps.cluster);
   readiness.add('node-identity', () => parts.identity.refusal());
+  readiness.add('pod-stats', () => parts.podStats.refusal());
   const health: HealthState = { live: livenessOf(live, parts.loop, deps.clock), ready: () => readiness.reason() };
   const watcher = options.reload === null ? null : reloadWatcher(options.reload, (next) => applyConfig(next, live, parts, options.nodeName, metrics), metrics, events, deps.logger);
   let ops: OpsServer | null = null;

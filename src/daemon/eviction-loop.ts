@@ -21,6 +21,7 @@ import type { Eviction, SynchronizeResult } from '../eviction/types.js';
 import type { EvictionExecutor } from './eviction-executor.js';
 import { memoryShortcut } from './memory-shortcut.js';
 import type { AgentMetrics } from './metrics.js';
+import type { PodStatsGuard } from './pod-stats-guard.js';
 import type { ClusterView, MemoryThresholdNotifier, NodeObserver, NotifierEvent } from './ports.js';
 
 export type SyncTrigger = 'housekeeping' | 'notifier' | 'grace-period' | 'eviction-wait' | 'reload' | 'startup';
@@ -36,6 +37,8 @@ export interface LoopDeps {
   readonly notifier: MemoryThresholdNotifier;
   readonly cluster: ClusterView;
   readonly executor: EvictionExecutor;
+  /** Whether the pods can be ranked on each observation; signals whose pods cannot are not acted on. */
+  readonly podStats: PodStatsGuard;
   readonly metrics: AgentMetrics;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -144,6 +147,8 @@ export class EvictionLoop {
     const { observer, manager, executor, cluster, clock, notifier } = this.deps;
     const reader = observer.memory;
     if (reader === undefined || this.stopped || this.shortcutRunning || executor.dryRun || !cluster.synced) return;
+    // Pods that cannot be measured are not ranked for memory here either; the full pass says why.
+    if (!this.deps.podStats.memoryRankable) return;
     if (this.localKillInProgress()) return;
     this.shortcutRunning = true;
     try {
@@ -217,7 +222,7 @@ export class EvictionLoop {
 
   /** One pass: observe, decide, report, act. */
   async syncOnce(trigger: SyncTrigger, notifiedAtMs: number | null): Promise<SynchronizeResult | null> {
-    const { clock, cluster, observer, manager, metrics, notifier, executor } = this.deps;
+    const { clock, cluster, observer, manager, metrics, notifier, executor, podStats } = this.deps;
     const startedMs = clock.nowMs();
     metrics.syncs.inc({ trigger });
     // Deletions whose processes were already ended are retried on every pass, waiting or not.
@@ -248,12 +253,14 @@ export class EvictionLoop {
     metrics.observeProblems.set(observation.problems.length);
     notifier.updateThresholds(observation.summary, this.deps.thresholds());
 
+    const nowMs = clock.nowMs();
     const result = manager.synchronize({
-      nowMs: clock.nowMs(),
+      nowMs,
       summary: observation.summary,
       pods,
       dedicatedImageFs: observation.dedicatedImageFs,
       splitContainerFs: observation.splitContainerFs,
+      unrankableSignals: podStats.assess(observation, pods, nowMs),
     });
     metrics.syncDuration.observe({ trigger }, (clock.nowMs() - startedMs) / 1000);
     this.wakeAtGracePeriodEnd(result.nextGracePeriodEndMs);

@@ -18,6 +18,11 @@ export interface Observation {
   readonly splitContainerFs: boolean;
   /** Reasons some stats are missing (a file unreadable, a cgroup not found); each a short sentence. */
   readonly problems: readonly string[];
+  /**
+   * Why the pods' parent cgroup (`kubepods`), or the memory hierarchy above it, was not found,
+   * when a source that reads cgroups did not find it: no pod can then be measured.
+   */
+  readonly podCgroupRootProblem?: string;
 }
 
 /** Produces observations (cgroupfs/proc/statfs, or the kubelet's /stats/summary). */

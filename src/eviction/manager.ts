@@ -189,7 +189,10 @@ export class EvictionManager {
     // 17. No thresholds, nothing to reclaim.
     if (thresholds.length === 0) return { ...base, reclaim: null, ranking: [], evictions: [], fallbacks: [], notes };
 
-    // 18. Rank the thresholds by eviction priority, and act on the first one.
+    // 18. Rank the thresholds by eviction priority, and act on the first one. Beyond the kubelet:
+    // not on one whose pods cannot be ranked (their stats are missing), which is left to the caller.
+    const unrankable = input.unrankableSignals;
+    if (unrankable !== undefined) thresholds = thresholds.filter((t) => !unrankable.has(t.signal));
     thresholds = sortByEvictionPriority(thresholds, this.effectiveThresholds);
     const reclaim = getReclaimableThreshold(thresholds);
     if (reclaim === null) return { ...base, reclaim: null, ranking: [], evictions: [], fallbacks: [], notes };

@@ -18,6 +18,12 @@ export interface SynchronizeInput {
   /** The filesystem layout: a dedicated image filesystem, and container writable layers split from it. */
   readonly dedicatedImageFs: boolean;
   readonly splitContainerFs: boolean;
+  /**
+   * Signals whose pods cannot be ranked this pass (too many pods without stats; see
+   * stats-coverage.ts): their thresholds are met and raise node conditions as usual, but no pod is
+   * evicted for them. Empty when omitted.
+   */
+  readonly unrankableSignals?: ReadonlySet<Signal>;
 }
 
 /** A signal's observed value (kubelet `signalObservation`); numbers exact. */

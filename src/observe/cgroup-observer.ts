@@ -55,13 +55,24 @@ export function createCgroupObserver(settings: ObserveSettings, context: CgroupO
 
   let found: ObserverCgroups | undefined;
   let memTotalBytes: bigint | undefined;
+  // Why the memory hierarchy was not found, the last time it was looked for.
+  let hierarchyProblem = '';
   // Found once it succeeds; looked for on every observation until then.
   async function cgroups(): Promise<ObserverCgroups | undefined> {
     if (found !== undefined) return found;
     const opened = await openObserverCgroups(fs, paths.cgroupRoot, nodeCgroup, settings, context.maxOpenCgroupFiles);
-    if (!opened.ok) report(`memory not observed: ${opened.reason}`);
-    else found = opened.value;
+    if (!opened.ok) {
+      hierarchyProblem = `no memory cgroup hierarchy found under ${paths.cgroupRoot} (${opened.reason})`;
+      report(`memory not observed: ${opened.reason}`);
+    } else found = opened.value;
     return found;
+  }
+
+  // Why no pod can be measured at all, if none can.
+  function podCgroupRootProblem(memoryCgroups: ObserverCgroups | undefined): string | undefined {
+    if (memoryCgroups === undefined) return hierarchyProblem;
+    const root = memoryCgroups.locator.podCgroupRootDir();
+    return root.ok ? undefined : root.reason;
   }
 
   async function observe(allPods: readonly Pod[]): Promise<Observation> {
@@ -113,7 +124,8 @@ export function createCgroupObserver(settings: ObserveSettings, context: CgroupO
       if (containerFs !== undefined) node.runtime.containerFs = containerFs;
     }
     const summary: Summary = { node, pods: podStatsList };
-    return { summary, dedicatedImageFs, splitContainerFs, problems: problemLog.end() };
+    const rootProblem = podCgroupRootProblem(memoryCgroups);
+    return { summary, dedicatedImageFs, splitContainerFs, problems: problemLog.end(), ...(rootProblem === undefined ? {} : { podCgroupRootProblem: rootProblem }) };
   }
 
   // Observations run one at a time (a notifier wake-up may arrive while the loop's sync is

@@ -6,7 +6,7 @@
 import type { Signal } from '../../../src/api/signals.js';
 import type { ThresholdValue } from '../../../src/api/threshold.js';
 import { makePod, makePodStats } from '../../fixtures/pods.js';
-import { HIGH_PRIORITY, LOW_PRIORITY, Scenario, hardThreshold, makeConfig, percent, quantity, rankedNames, type NodeState } from './support.js';
+import { HIGH_PRIORITY, LOW_PRIORITY, Scenario, evictedNames, hardThreshold, makeConfig, percent, quantity, rankedNames, type NodeState } from './support.js';
 
 const cases: { name: string; signal: Signal; value: ThresholdValue; node: NodeState; message: string; unknownPriority: number }[] = [
   {
@@ -73,5 +73,45 @@ describe('pods without stats rank first', () => {
     s.podStats = [makePodStats(hungry, { processCount: 900 })];
     s.node = { pid: { maxpid: 5000, curproc: 4800 } };
     expect(rankedNames(s.sync())).toEqual(['low-priority-heavy-user', 'high-priority-no-stats']);
+  });
+});
+
+// Beyond the kubelet: when the caller finds too many pods without stats to rank them (a wrong host
+// root, cgroup driver or layout; src/eviction/stats-coverage.ts), the signals whose ranking needs
+// those stats are not acted on; their pressure is still reported, and other signals still act.
+describe('unrankable signals', () => {
+  const hungry = makePod({ name: 'heavy-user' });
+  const unknown = makePod({ name: 'no-stats' });
+  const scenario = (): Scenario => {
+    const s = new Scenario(makeConfig({ thresholds: [hardThreshold('memory.available', quantity('1Gi')), hardThreshold('nodefs.available', quantity('10Gi'))] }));
+    s.pods = [hungry, unknown];
+    s.podStats = [makePodStats(hungry, { workingSetBytes: '2Gi', containerWorkingSetBytes: '2Gi', rootfsBytes: '5Gi', rootfsInodes: 10, logsBytes: 0 })];
+    s.node = { memory: { available: '500Mi' } };
+    s.unrankableSignals = new Set<Signal>(['memory.available', 'allocatableMemory.available', 'pid.available']);
+    return s;
+  };
+
+  test('memory pressure: nothing is evicted, MemoryPressure is still reported', () => {
+    const result = scenario().sync();
+    expect(result.evictions).toEqual([]);
+    expect(result.reclaim).toBeNull();
+    expect(result.nodeConditions).toEqual(['MemoryPressure']);
+    expect(result.thresholdsMet.map((t) => t.threshold.signal)).toEqual(['memory.available']);
+  });
+
+  test('memory and disk pressure: the disk threshold is acted on', () => {
+    const s = scenario();
+    s.node = { memory: { available: '500Mi' }, nodefs: { available: '5Gi', capacity: '100Gi' } };
+    const result = s.sync();
+    expect(result.reclaim?.threshold.signal).toBe('nodefs.available');
+    expect(evictedNames(result)).toEqual(['no-stats']);
+  });
+
+  test('the signal rankable again: evicted at once', () => {
+    const s = scenario();
+    expect(s.sync().evictions).toEqual([]);
+    s.unrankableSignals = new Set();
+    s.clock.step(10_000);
+    expect(evictedNames(s.sync())).toEqual(['no-stats']);
   });
 });

@@ -112,6 +112,8 @@ export class Scenario {
   dedicatedImageFs = false;
   splitContainerFs = false;
   statTimeMs: number | null | 'clock' = 'clock';
+  /** Signals whose pods cannot be ranked (the caller found too many without stats). */
+  unrankableSignals: ReadonlySet<Signal> = new Set();
   /** When true the pass gets no summary (the stats provider failed). */
   summaryUnavailable = false;
 
@@ -132,6 +134,7 @@ export class Scenario {
       pods: this.pods,
       dedicatedImageFs: this.dedicatedImageFs,
       splitContainerFs: this.splitContainerFs,
+      unrankableSignals: this.unrankableSignals,
     });
   }
 }
