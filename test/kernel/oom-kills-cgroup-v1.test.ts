@@ -8,7 +8,7 @@
 // capabilities, as CI runs these tests under capsh) the agent's degraded path is what is measured.
 // Cgroups come from the shared sandbox (kea-test-<pid>-<n>, removed even when a test fails).
 
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { systemClock } from '../../src/api/clock.js';
 import type { OomKillSettings } from '../../src/api/agent-settings.js';
 import type { KernelOomKill, OomKillWatcher } from '../../src/daemon/ports.js';
@@ -108,6 +108,10 @@ async function killedByTheKernel(box: CgroupSandbox, w: Watching, grower: Sandbo
   return { kill, exitedAfterMs };
 }
 
+// The process name the kernel log gives is the victim's comm, which Node.js sets differently by
+// release ("node" on 20, "MainThread" on 24): read it from the process itself.
+const commOf = (pid: number): string => readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+
 const containerPath = (box: CgroupSandbox): string => `/${box.name}/kubepods/burstable/pod${POD_UID}/${CONTAINER_ID}`;
 
 describe('kernel OOM kills on cgroup v1 (root)', () => {
@@ -118,6 +122,7 @@ describe('kernel OOM kills on cgroup v1 (root)', () => {
     box.mkdir(container);
     box.setLimit(container, 160n * MI);
     const grower = await box.startCommand(container, GROWER);
+    const comm = commOf(grower.pid);
     const fdsBefore = openFds();
     const w = watch(box, true);
     try {
@@ -129,7 +134,7 @@ describe('kernel OOM kills on cgroup v1 (root)', () => {
         constraint: 'CONSTRAINT_MEMCG',
         scope: 'memcg',
         pid: grower.pid,
-        process: 'node',
+        process: comm,
         oomCgroupInferred: false,
         victim: { path: containerPath(box), level: 'container', podUid: POD_UID, containerIds: [CONTAINER_ID] },
         oomCgroup: { path: containerPath(box), level: 'container' },
@@ -157,13 +162,14 @@ describe('kernel OOM kills on cgroup v1 (root)', () => {
     box.setLimit(container, 1n << 40n);
     box.setLimit('', 200n * MI);
     const grower = await box.startCommand(container, GROWER);
+    const comm = commOf(grower.pid);
     const w = watch(box, true);
     try {
       const { kill } = await killedByTheKernel(box, w, grower);
       expect(kill).toMatchObject({
         constraint: 'CONSTRAINT_MEMCG',
         pid: grower.pid,
-        process: 'node',
+        process: comm,
         victim: { path: containerPath(box), level: 'container', podUid: POD_UID },
         oomCgroup: { path: `/${box.name}`, level: 'node' },
       });
