@@ -3,7 +3,6 @@
 // a long recording starts printing at once and a bad line stops with everything before it printed.
 
 import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { Command } from 'commander';
 import type { EvictionConfig } from '../api/eviction-config.js';
@@ -11,19 +10,17 @@ import { formatConfigErrors } from '../config/effective-table.js';
 import { loadConfigFile } from '../config/load.js';
 import { ConfigError, ReplayInputError } from '../errors.js';
 import { parseReplayLine } from '../replay/input.js';
+import { boundedLines } from '../replay/lines.js';
 import { ReplayRunner } from '../replay/runner.js';
 import { pickTaintOptions, type TaintOptions } from '../taint/taint-options.js';
 
 /** Replays `input` into `output`; resolves with the number of steps, rejects with ReplayInputError. */
-export async function replayStream(config: EvictionConfig, input: Readable, output: Writable, taintOptions: Partial<TaintOptions> = {}): Promise<number> {
+export async function replayStream(config: EvictionConfig, input: Readable, output: Writable, taintOptions: Partial<TaintOptions> = {}, maxLineBytes?: number): Promise<number> {
   const runner = new ReplayRunner(config, taintOptions);
-  const lines = createInterface({ input, crlfDelay: Infinity });
-  let lineNumber = 0;
   let steps = 0;
   let pending = '';
   try {
-    for await (const text of lines) {
-      lineNumber++;
+    for await (const { line: lineNumber, text } of boundedLines(input as AsyncIterable<Buffer | string>, maxLineBytes)) {
       if (text.trim() === '') continue;
       const step = parseReplayLine(text, lineNumber, runner.previousTimeMs);
       pending += `${JSON.stringify(runner.step(step))}\n`;

@@ -4,6 +4,7 @@
 
 import { CONFIG_MIRROR_ANNOTATION_KEY, nodePodUid } from '../api/node-pod-uid.js';
 import type { Node, Pod } from '../api/pod.js';
+import { parseQuantity, QuantityParseError } from '../api/quantity.js';
 import type { Summary } from '../api/summary.js';
 import { validateSummary as checkSummary } from '../api/summary-validation.js';
 import { formatRfc3339, parseRfc3339 } from '../api/time.js';
@@ -100,8 +101,16 @@ function validateResources(value: Json | undefined, where: Where): void {
     const entries = expectObject(list, lw);
     for (const [name, quantity] of Object.entries(entries)) {
       // kubectl prints quantities as strings; a bare number is accepted as the same quantity.
-      if (typeof quantity === 'number') entries[name] = String(quantity);
-      else if (typeof quantity !== 'string') throw lw.key(name).error(`expected a quantity string, got ${typeName(quantity)}`);
+      if (typeof quantity !== 'number' && typeof quantity !== 'string') throw lw.key(name).error(`expected a quantity string, got ${typeName(quantity)}`);
+      const text = String(quantity);
+      // What the engine could not parse it would read as zero: refused here instead.
+      try {
+        parseQuantity(text);
+      } catch (err) {
+        if (!(err instanceof QuantityParseError)) throw err;
+        throw lw.key(name).error(`invalid quantity ${JSON.stringify(quantity)}: ${err.message}`);
+      }
+      entries[name] = text;
     }
   }
 }

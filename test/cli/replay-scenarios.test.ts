@@ -282,6 +282,15 @@ describe('replay stops on bad input, naming the line and the field', () => {
     expect(result.stderr).toMatch(/recording\.jsonl: line 2: invalid JSON/);
   });
 
+  test('a line over the 64 MiB limit: exit status 1, the line named, no stack trace', async () => {
+    // Valid JSON, padded past the limit: without one it was read whole (and near V8's string limit, a crash).
+    const long = `{"time":"${at(1)}"${' '.repeat(64 * 1024 * 1024)}}`;
+    const result = await replayThroughCli('{}\n', `{"time":"${at(0)}"}\n${long}\n{"time":"${at(2)}"}\n`);
+    expect(result.status).toBe(1);
+    expect(result.lines).toHaveLength(1);
+    expect(result.stderr).toMatch(/^\S*recording\.jsonl: line 2: longer than 64 MiB, the limit of a replay input line \(one step per line: record shorter steps\)\n$/);
+  });
+
   test('an invalid configuration is reported with every problem', async () => {
     const result = await replay('evictionHard:\n  mem.available: 1Gi\nevictionSoft:\n  memory.available: 1Gi\n', `{"time":"${at(0)}"}\n`);
     expect(result.status).toBe(1);

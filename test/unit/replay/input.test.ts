@@ -22,6 +22,11 @@ describe('parseReplayLine rejects bad input, naming the line and the field', () 
     { name: 'pod-without-containers', text: JSON.stringify({ time: T0, pods: [pod({ spec: {} })] }), field: 'pods[0].spec.containers', message: /is required/ },
     { name: 'pod-priority-not-integer', text: JSON.stringify({ time: T0, pods: [pod({ spec: { containers: [{ name: 'a' }], priority: 'high' } })] }), field: 'pods[0].spec.priority', message: /integer/ },
     { name: 'pod-request-not-quantity', text: JSON.stringify({ time: T0, pods: [pod({ spec: { containers: [{ name: 'a', resources: { requests: { memory: {} } } }] } })] }), field: 'pods[0].spec.containers[0].resources.requests.memory', message: /quantity string/ },
+    // Unparsed, the engine read these as zero: a pod with "lots" of memory requested ranked as requesting none.
+    { name: 'pod-request-invalid-quantity', text: JSON.stringify({ time: T0, pods: [pod({ spec: { containers: [{ name: 'a', resources: { requests: { memory: 'lots' } } }] } })] }), field: 'pods[0].spec.containers[0].resources.requests.memory', message: /^line 7: pods\[0\]\.spec\.containers\[0\]\.resources\.requests\.memory: invalid quantity "lots": quantities must match/ },
+    { name: 'pod-limit-invalid-quantity', text: JSON.stringify({ time: T0, pods: [pod({ spec: { containers: [{ name: 'a', resources: { limits: { 'ephemeral-storage': '1Gb' } } }] } })] }), field: 'pods[0].spec.containers[0].resources.limits["ephemeral-storage"]', message: /invalid quantity "1Gb"/ },
+    { name: 'init-container-request-invalid-quantity', text: JSON.stringify({ time: T0, pods: [pod({ spec: { containers: [{ name: 'a' }], initContainers: [{ name: 'i', resources: { requests: { memory: '' } } }] } })] }), field: 'pods[0].spec.initContainers[0].resources.requests.memory', message: /invalid quantity ""/ },
+    { name: 'pod-level-request-invalid-quantity', text: JSON.stringify({ time: T0, pods: [pod({ spec: { containers: [{ name: 'a' }], resources: { requests: { memory: '1.2.3Gi' } } } })] }), field: 'pods[0].spec.resources.requests.memory', message: /invalid quantity "1.2.3Gi"/ },
     { name: 'duplicate-pod-uid', text: JSON.stringify({ time: T0, pods: [pod(), pod()] }), field: 'pods[1].metadata.uid', message: /duplicate pod UID u1/ },
     {
       name: 'mirror-annotation-not-a-static-pod-uid',
