@@ -10,6 +10,7 @@ import { hostNotifier, hostTerminator } from '../../src/compose/node-side.js';
 import { parseConfigText } from '../../src/config/load.js';
 import type { LoadedConfig } from '../../src/config/types.js';
 import type { LocalTerminator, MemoryThresholdNotifier } from '../../src/daemon/ports.js';
+import type { HostFs } from '../../src/host/host-fs.js';
 import { createCgroupObserver, type CgroupObserver } from '../../src/observe/cgroup-observer.js';
 import { BenchCgroup } from './bench-cgroup.js';
 
@@ -59,11 +60,13 @@ export class BenchNode {
     processCountIntervalMs: number;
     clock: Clock;
     logger: Logger;
+    /** The observer's door to the host (the real one unless given). */
+    hostFs?: HostFs;
   }): NodeAdapters {
     const config = sandboxNodeConfig(options.scratchDir, options.notifierMode);
     const context = { nodeName: options.nodeName, nodeCgroup: this.name, clock: options.clock, logger: options.logger };
     return {
-      observer: createCgroupObserver(config.agent.observe, { ...context, processCountIntervalMs: options.processCountIntervalMs }),
+      observer: createCgroupObserver(config.agent.observe, { ...context, processCountIntervalMs: options.processCountIntervalMs, ...(options.hostFs === undefined ? {} : { hostFs: options.hostFs }) }),
       notifier: hostNotifier(config, context),
       terminator: hostTerminator(config, context),
     };

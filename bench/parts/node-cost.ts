@@ -2,9 +2,11 @@
 // pod cgroups of a sandbox node) and decide (EvictionManager.synchronize on that Summary and the
 // matching Pod objects) — with 10, 110, 500 and 1,000 pods, reported separately and together,
 // wall time and CPU time, for a housekeeping pass (every pod's processes counted) and for a pass
-// woken by a notification (counts reused, as `run` configures the observer); and `replay` throughput on a 10,000-step recording of 110 pods, for the
-// real command end to end and in process. Built on bench/observe-bench.ts (same pod layout:
-// an app and a pause container cgroup per pod, a tiny idle process in one pod of ten).
+// woken by a notification (counts reused, as `run` configures the observer); the C reference
+// reader repeating exactly the file operations of one recorded housekeeping observe (the floor);
+// and `replay` throughput on a 10,000-step recording of 110 pods, for the real command end to end
+// and in process. Built on bench/observe-bench.ts (same pod layout: an app and a pause container
+// cgroup per pod, a tiny idle process in one pod of ten).
 
 import { spawn } from 'node:child_process';
 import { createReadStream, writeFileSync } from 'node:fs';
@@ -19,12 +21,15 @@ import { parseConfigText } from '../../src/config/load.js';
 import { EvictionManager } from '../../src/eviction/manager.js';
 import { parseReplayLine } from '../../src/replay/input.js';
 import { ReplayRunner } from '../../src/replay/runner.js';
+import type { CgroupObserver } from '../../src/observe/cgroup-observer.js';
+import { errorMessage } from '../../src/errors.js';
 import { cgroupV1Unavailable } from '../lib/bench-cgroup.js';
 import { BenchNode } from '../lib/bench-node.js';
 import { benchPod, containerCgroup, podCgroup, syntheticUid } from '../lib/bench-pods.js';
 import { throwIfInterrupted, trackChild } from '../lib/cleanup.js';
 import type { BenchPart, PartContext } from '../lib/part.js';
 import { RECORDING_CONFIG, writeRecording } from '../lib/recording.js';
+import { buildReferenceReader, countOps, RecordingHostFs, referenceReaderUnavailable, runReferenceReader } from '../lib/reference-reader.js';
 import { distribution, fmt, type Distribution } from '../lib/stats.js';
 
 export const COST_POD_COUNTS = [10, 110, 500, 1000];
@@ -55,7 +60,13 @@ export interface CostPoint {
   readonly podsObserved: number;
   /** Passes under pressure that produced an eviction (should be all of them). */
   readonly pressurePassesEvicting: number;
+  /** The C reference reader repeating one recorded housekeeping observe, or why it did not run. */
+  readonly reference?: ReferenceResult;
 }
+
+export type ReferenceResult =
+  | { readonly kind: 'measured'; readonly passes: number; readonly passMs: Distribution | null; readonly cpuPerPassMs: number; readonly ops: Readonly<Record<string, number>> }
+  | { readonly kind: 'skipped' | 'failed'; readonly reason: string };
 
 export interface ReplayThroughput {
   readonly steps: number;
@@ -100,6 +111,23 @@ async function populate(node: BenchNode, count: number): Promise<Pod[]> {
   return pods;
 }
 
+// One more housekeeping observe, recorded, then repeated by the C reference reader as many times.
+async function measureReference(observer: CgroupObserver, recorder: RecordingHostFs, pods: readonly Pod[], passes: number, context: PartContext): Promise<ReferenceResult> {
+  const unavailable = referenceReaderUnavailable();
+  if (unavailable !== null) return { kind: 'skipped', reason: unavailable };
+  try {
+    const binary = buildReferenceReader(context.benchDir, context.scratchDir);
+    recorder.recording = [];
+    await observer.observe(pods);
+    const ops = recorder.recording;
+    recorder.recording = null;
+    const measured = runReferenceReader(binary, ops, passes);
+    return { kind: 'measured', passes, passMs: measured.passMs, cpuPerPassMs: measured.cpuPerPassMs, ops: countOps(ops) };
+  } catch (err) {
+    return { kind: 'failed', reason: errorMessage(err) };
+  }
+}
+
 async function measurePoint(count: number, passes: number, context: PartContext, done: () => void): Promise<CostPoint> {
   const node = BenchNode.create(`cost-${count}`, NODE_LIMIT_BYTES);
   try {
@@ -107,7 +135,8 @@ async function measurePoint(count: number, passes: number, context: PartContext,
     const common = { nodeName: 'cost-node', scratchDir: context.scratchDir, notifierMode: 'disabled' as const, clock: systemClock, logger: silentLogger };
     // A housekeeping pass counts every pod's processes; a pass woken by a notification reuses the
     // counts of the last housekeeping pass (as `run` configures the observer).
-    const { observer } = node.adapters({ ...common, processCountIntervalMs: 0 });
+    const recorder = new RecordingHostFs();
+    const { observer } = node.adapters({ ...common, processCountIntervalMs: 0, hostFs: recorder });
     const { observer: notifiedObserver } = node.adapters({ ...common, processCountIntervalMs: 3600_000 });
     const calm = new EvictionManager(parseConfigText(CALM_CONFIG, 'calm').eviction);
     const pressure = new EvictionManager(parseConfigText(PRESSURE_CONFIG, 'pressure').eviction);
@@ -149,9 +178,11 @@ async function measurePoint(count: number, passes: number, context: PartContext,
       if (result.evictions.length > 0) evicting++;
       done();
     }
+    const reference = await measureReference(observer, recorder, pods, passes, context);
     observer.close();
     notifiedObserver.close();
     return {
+      reference,
       pods: count,
       passes,
       observe: distribution(observeMs),

@@ -118,7 +118,7 @@ npm run bench -- --part oom-race    # one part: oom-race, reaction-latency, node
 \`\`\`
 
 It needs root and a cgroup v1 memory hierarchy with \`cgroup.event_control\` at \`/sys/fs/cgroup/memory\`
-(where memory thresholds fire); the runtime part also needs the image's Node (\`bash scripts/install-node.sh\`).
+(where memory thresholds fire); the runtime part also needs the image's Node (\`bash scripts/install-node.sh\`), and part 3's C reference reader a C compiler (\`cc\`; without one it is skipped, with the reason).
 A part that cannot run says so here and in the output. Everything
 it creates — cgroups named \`kea-bench-<pid>-…\`, the processes in them, the API stand-in, scratch
 files — is removed when it ends, also on failure or Ctrl-C. Results are kept per part in

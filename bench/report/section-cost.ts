@@ -12,6 +12,16 @@ import { lineChart } from './svg.js';
 const TARGETS_MS: Readonly<Record<number, number>> = { 110: 5, 1000: 40 };
 /** `replay` end to end, steps per second, 10,000 steps of 110 pods. */
 const TARGET_REPLAY_STEPS_PER_SECOND = 5000;
+/** One pass against the C reference reader of the same files: at most this many times its time. */
+const TARGET_REFERENCE_RATIO = 2;
+
+const OP_NAMES: Readonly<Record<string, string>> = { P: 'preads of kept-open files', L: 'fstats of kept-open directories', R: 'open-read-closes', r: 'open-read-closes', D: 'directory listings', S: 'stats', F: 'statfs' };
+
+function describeOps(ops: Readonly<Record<string, number>>): string {
+  const merged = new Map<string, number>();
+  for (const [op, n] of Object.entries(ops)) merged.set(OP_NAMES[op] ?? op, (merged.get(OP_NAMES[op] ?? op) ?? 0) + n);
+  return [...merged].map(([name, n]) => `${n} ${name}`).join(', ');
+}
 /**
  * Growth counts as close to linear when an added pod costs at most this much more between the
  * largest sizes than between the smallest (the marginal cost per pod, from the medians).
@@ -37,6 +47,8 @@ export function costSection(result: PartResult<NodeCostData>): Section {
     `${fmt(p.totalUnderPressure?.median)} / ${fmt(p.totalUnderPressure?.p99)}`,
     fmt(p.total === null ? null : (p.total.median / p.pods) * 1000),
     fmt(marginalUs[i]),
+    p.reference?.kind === 'measured' ? `${fmt(p.reference.passMs?.median)} / ${fmt(p.reference.passMs?.p99)} (CPU ${fmt(p.reference.cpuPerPassMs)})` : '–',
+    p.reference?.kind === 'measured' && p.observeCpu !== null && p.decide !== null ? `×${fmt((p.observeCpu.median + p.decide.median) / p.reference.cpuPerPassMs)}` : '–',
     `${p.podsObserved}`,
   ]);
   const point = (pods: number) => data.points.find((p) => p.pods === pods);
@@ -58,6 +70,34 @@ export function costSection(result: PartResult<NodeCostData>): Section {
         : {}),
     };
   });
+  for (const pods of [110, 1000]) {
+    const p = point(pods);
+    const ref = p?.reference;
+    const what = `one pass against a C reference reader of exactly the same files, ${pods} pods`;
+    if (p === undefined || ref === undefined) {
+      headlines.push({ what, target: `within ${TARGET_REFERENCE_RATIO}× of it`, result: 'not measured', met: null });
+      continue;
+    }
+    if (ref.kind !== 'measured' || ref.passMs === null || p.total === null) {
+      headlines.push({ what, target: `within ${TARGET_REFERENCE_RATIO}× of it`, result: ref.kind === 'measured' ? 'no sample' : `${ref.kind}: ${ref.reason}`, met: null });
+      continue;
+    }
+    // CPU time, not wall time: on a shared machine both sides wait for a core, by different amounts.
+    const agentCpuMs = (p.observeCpu?.median ?? 0) + (p.decide?.median ?? 0);
+    const ratio = agentCpuMs / ref.cpuPerPassMs;
+    headlines.push({
+      what,
+      target: `within ${TARGET_REFERENCE_RATIO}× of it`,
+      result: `×${fmt(ratio)} in CPU time: ${fmt(agentCpuMs)} ms (observe CPU + decide, medians) against ${fmt(ref.cpuPerPassMs)} ms (C, mean of ${ref.passes}); wall ${fmt(p.total.median)} against ${fmt(ref.passMs.median)} ms`,
+      met: ratio <= TARGET_REFERENCE_RATIO,
+      ...(ratio > TARGET_REFERENCE_RATIO
+        ? { note: `the C reader makes the same ${describeOps(ref.ops)}; of the agent's ${fmt(p.observeCpu?.median)} ms of observe CPU ${fmt(p.observeSystemCpu?.median)} ms is in the kernel, decide ${fmt(p.decide?.median)} ms: the rest is JavaScript around the same system calls (parsing, building the Summary)` }
+        : {}),
+    });
+  }
+  const largest = [...data.points].reverse().find((p) => p.reference?.kind === 'measured');
+  const referenceOps = largest?.reference?.kind === 'measured' ? `${largest.pods} pods: ${describeOps(largest.reference.ops)}` : '';
+  const skippedReference = data.points.flatMap((p) => (p.reference === undefined || p.reference.kind === 'measured' ? [] : [p.reference]))[0];
   const small = point(10);
   const large = point(1000);
   const mid = point(110);
@@ -125,11 +165,16 @@ pass with a threshold that is always met, so every pass ranks all the pods and w
 message of every candidate — the worst case. ${data.points[0]?.passes ?? 0} passes per size after 10 warm-up passes,
 sizes one after another; ms, median / p99; "observe CPU" is the process's CPU time for observe, and
 in brackets the part of it spent in the kernel reading cgroup files (on a shared machine wall time
-also includes waiting for a core).
+also includes waiting for a core). The **C reference reader** (\`bench/reference-reader.c\`, built
+with \`cc -O2\` at bench time) is the physical floor: one more housekeeping observe is recorded
+through a host door that notes every file operation (a pread at offset 0 of each kept-open file, an
+fstat of each kept-open directory, each open-read-close of \`cgroup.procs\`, each listing and stat),
+and the C program repeats exactly those operations on the same files, in the same order, as many
+times as the agent's passes, with nothing around them. The target compares CPU time (observe's CPU and decide against the C reader's CPU per pass): on a shared machine wall time includes waiting for a core, by different amounts on each side.${referenceOps === '' ? '' : ` One pass at ${referenceOps}.`}
 
-${table(['pods', 'observe', 'observe, notification pass', 'observe CPU, median (in the kernel)', 'decide', 'observe + decide', 'decide under pressure', 'observe + decide under pressure', 'µs per pod', 'µs per added pod', 'pods observed'], rows)}
+${table(['pods', 'observe', 'observe, notification pass', 'observe CPU, median (in the kernel)', 'decide', 'observe + decide', 'decide under pressure', 'observe + decide under pressure', 'µs per pod', 'µs per added pod', 'C reference reader (CPU)', 'observe + decide CPU ÷ C CPU', 'pods observed'], rows)}
 
-${growth}
+${skippedReference !== undefined ? `C reference reader ${skippedReference.kind}: ${skippedReference.reason}.\n\n` : ''}${growth}
 
 ![Cost as the node grows](benchmarks-node-cost.svg)
 
