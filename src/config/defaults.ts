@@ -124,7 +124,7 @@ export function defaultAgentSettings(): AgentSettings {
       psiStallThresholdMs: 100,
       psiWindowMs: 1_000,
       fastCheckMinIntervalMs: 10,
-      fastCheckMaxIntervalMs: 1_000,
+      fastCheckMaxIntervalMs: 10_000,
       fastCheckAllocationBytesPerSecond: 4 * 1024 ** 3,
       memoryHighWakeup: false,
     },

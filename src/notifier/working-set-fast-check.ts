@@ -4,9 +4,10 @@
 // when the usage itself is past a crossing can the working set be, and only then is memory.stat
 // read for the exact working set (src/notifier/cgroup-v2-memory.ts). It then schedules the next
 // check after the time the worst-case allocation rate needs to reach the nearest crossing
-// (fast-check-schedule.ts): every few milliseconds close to a threshold, about once a second far
-// from all of them. Reads are synchronous (cgroupfs never waits on a disk), so a check is one
-// turn of the event loop and checks never overlap.
+// (fast-check-schedule.ts): every few milliseconds close to a threshold, seldom far from all of
+// them, never with nothing to check against (a pass's new figures start it again). Reads are
+// synchronous (cgroupfs never waits on a disk), so a check is one turn of the event loop and checks
+// never overlap.
 
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
@@ -57,7 +58,7 @@ export class WorkingSetFastCheck {
   start(): void {
     if (this.started || this.stopped) return;
     this.started = true;
-    this.scheduleIn(this.figures.size === 0 ? this.options.timing.maxIntervalMs : 0);
+    this.scheduleIn(0);
   }
 
   /** Stops checking; no crossing is reported after this. Idempotent. */
@@ -164,6 +165,13 @@ export class WorkingSetFastCheck {
 
   private scheduleIn(delayMs: number): void {
     if (this.stopped) return;
+    // Nothing to check against: no wake-up until a pass brings figures (setFigures).
+    if (this.figures.size === 0) {
+      this.cancelTimer?.();
+      this.cancelTimer = null;
+      this.dueAtMs = null;
+      return;
+    }
     const dueAtMs = this.options.clock.nowMs() + delayMs;
     if (this.cancelTimer !== null && this.dueAtMs !== null && this.dueAtMs <= dueAtMs) return;
     this.cancelTimer?.();

@@ -107,7 +107,7 @@ describe('agent settings', () => {
       psiStallThresholdMs: 100,
       psiWindowMs: 1000,
       fastCheckMinIntervalMs: 10,
-      fastCheckMaxIntervalMs: 1000,
+      fastCheckMaxIntervalMs: 10000,
       fastCheckAllocationBytesPerSecond: 4 * 1024 ** 3,
       memoryHighWakeup: false,
     });
@@ -227,7 +227,7 @@ describe('agent settings: bad values', () => {
     { name: 'fast-check-max-not-whole-milliseconds', text: 'notifier:\n  fastCheckMaxInterval: 1000500us\n', problems: [{ field: 'notifier.fastCheckMaxInterval', line: 2, message: 'must be a whole number of milliseconds: 1000.5ms' }] },
     {
       name: 'fast-check-min-above-max',
-      text: 'notifier:\n  fastCheckMinInterval: 2s\n',
+      text: 'notifier:\n  fastCheckMinInterval: 2s\n  fastCheckMaxInterval: 1s\n',
       problems: [{ field: 'notifier.fastCheckMinInterval', line: 2, message: 'must not exceed notifier.fastCheckMaxInterval (1000ms): 2000ms' }],
     },
     { name: 'fast-check-rate-not-a-quantity', text: 'notifier:\n  fastCheckAllocationRate: fast\n', problems: [{ field: 'notifier.fastCheckAllocationRate', line: 2, message: 'must be a quantity such as "4Gi": "fast"' }] },

@@ -374,6 +374,23 @@ describe('PsiNotifier fast check', () => {
     await notifier.stop();
   });
 
+  test('with nothing to check against there is no check and no timer, until figures arrive', async () => {
+    const { notifier, start, clock, setMemory, reads } = setup();
+    setMemory('kea-node', 5 * GI, 0);
+    await start();
+    await clock.stepAsync(60_000);
+    expect(clock.pendingTimers()).toBe(0);
+    expect(notifier.fastCheckCounts().checks).toBe(0);
+    notifier.updateThresholds(nodeSummary, [hardMemory]);
+    expect(clock.pendingTimers()).toBe(1);
+    await clock.stepAsync(0);
+    expect(reads).toEqual([`${ROOT}/kea-node/memory.current`]);
+    // Thresholds gone (none configured any more): the timer goes too.
+    notifier.updateThresholds(nodeSummary, []);
+    expect(clock.pendingTimers()).toBe(0);
+    await notifier.stop();
+  });
+
   test('one check timer at a time, however often new figures arrive', async () => {
     const { notifier, start, clock, setMemory } = setup();
     setMemory('kea-node', 5 * GI, 0);
@@ -389,6 +406,8 @@ describe('PsiNotifier fast check', () => {
 describe('PsiNotifier stop', () => {
   test('stop wakes the wait, cancels the fast check and closes every descriptor', async () => {
     const { native, notifier, start, clock, events, setMemory } = setup();
+    setMemory('kea-node', 5 * GI, 0);
+    notifier.updateThresholds(nodeSummary, [hardMemory]);
     await start();
     await flushMicrotasks();
     expect(native.outstandingWaits).toBe(1);

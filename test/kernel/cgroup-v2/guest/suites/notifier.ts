@@ -35,7 +35,9 @@ const CHURN_POD = `kubepods/burstable/pod33333333-4444-4555-8666-000000000002/${
 const HARD_DESCRIPTION = 'hard memory eviction threshold';
 const POLL_DURATION_MS = 2000;
 /** How long the notifier's CPU at rest is measured, per variant. */
-const REST_DURATION_MS = 5000;
+const REST_DURATION_MS = 10_000;
+/** kubepods' memory.max while the notifier's CPU at rest is measured. */
+const KUBEPODS_LIMIT_BYTES = 512 * MiB;
 
 interface Scene {
   sandbox: CgroupSandbox;
@@ -188,7 +190,7 @@ export const suite = defineSuite({
       async run({ note }) {
         const s = theScene();
         const observer = createCgroupObserver(observeSettings({ cgroupDriver: 'cgroupfs', kubeletRootDir: '/tmp', imageFsPath: '/tmp', podLogsDir: '/tmp' }), { clock: systemClock, logger: silentLogger, nodeCgroup: s.sandbox.name, processCountIntervalMs: 0 });
-        // The shipped adaptive interval: 64 MiB from the crossing at 4 GiB/s is a check every 15 ms.
+        // The shipped adaptive interval: 192 MiB from the crossing at 4 GiB/s is a check every 46 ms.
         const notifier = psiNotifier(s.sandbox);
         const crossings: number[] = [];
         try {
@@ -197,23 +199,33 @@ export const suite = defineSuite({
           });
           const { summary } = await observer.observe([]);
           const availableBytes = summary.node.memory?.availableBytes ?? 0;
-          // Met once the node's working set grows by 64 MiB.
-          const threshold: Threshold = { signal: 'memory.available', value: { kind: 'quantity', quantity: parseQuantity(String(availableBytes - 64 * MiB)) }, gracePeriodMs: 0, minReclaim: null };
+          // Met once the node's working set grows by 192 MiB. The allocator's own start moves the
+          // working set too: the node binary's page cache (read over 9p, charged to the sandbox by
+          // the earlier cases) turns active again, up to some 100 MiB, and stays so after it exits.
+          const threshold: Threshold = { signal: 'memory.available', value: { kind: 'quantity', quantity: parseQuantity(String(availableBytes - 192 * MiB)) }, gracePeriodMs: 0, minReclaim: null };
           notifier.updateThresholds(summary, [threshold]);
           await sleepMs(500);
           assert.deepEqual(crossings, []);
           const startedMs = performance.now();
-          const up = await s.sandbox.startAllocator(`kubepods/burstable/pod33333333-4444-4555-8666-000000000003/${containerId('7')}`, 128 * MiB);
+          const up = await s.sandbox.startAllocator(`kubepods/burstable/pod33333333-4444-4555-8666-000000000003/${containerId('7')}`, 320 * MiB);
           const touchedMs = performance.now();
           await waitFor('the crossing up', () => crossings.length >= 1, 5000);
-          await s.sandbox.kill(up);
+          // The memory goes as the process exits, before kill() has reaped it.
           const freedMs = performance.now();
-          await waitFor('the crossing down', () => crossings.length >= 2, 5000);
+          await s.sandbox.kill(up);
+          // Crossings alternate up and down, starting unmet: an even count ends below. A working set
+          // that hovers at the crossing while the allocator starts (its page cache aging, on a slow
+          // guest) crosses more than once; every crossing is reported, each once.
+          const down = (): number | undefined => (crossings.length % 2 === 0 ? crossings.at(-1) : undefined);
+          await waitFor('the crossing down', () => (down() ?? 0) > freedMs, 10_000).catch((error: unknown) => {
+            throw new Error(`${String(error)}; crossings at ${crossings.map((at) => Math.round(at - startedMs)).join(', ')} ms after the allocator's start, killed at ${Math.round(freedMs - startedMs)} ms`);
+          });
           // The crossing happens somewhere while the allocator touches its memory (Node's own start-up included).
           note('allocatorStartToReadyMs', Math.round(touchedMs - startedMs));
           note('upSeenAfterAllocatorStartMs', Math.round((crossings[0] ?? Number.NaN) - startedMs));
-          note('downSeenAfterMs', Math.round((crossings[1] ?? Number.NaN) - freedMs));
-          assert.equal(crossings.length, 2);
+          note('downSeenAfterMs', Math.round((down() ?? Number.NaN) - freedMs));
+          note('crossings', crossings.length);
+          assert.ok(crossings.length >= 2 && crossings.length % 2 === 0, `${crossings.length} crossings`);
         } finally {
           await notifier.stop();
           observer.close();
@@ -221,31 +233,42 @@ export const suite = defineSuite({
       },
     },
     {
-      name: "the notifier's own CPU at rest: the adaptive fast check far from and near a threshold, the fixed 250 ms check, and nothing armed",
-      timeoutMs: 120_000,
+      // What wakes the notifier at rest is its fast check's timer (each check one kept-open read);
+      // its PSI triggers and the memory.high wake-up wait in the kernel, behind the one epoll wait,
+      // as the memcg v1 notifier's thresholds do: "PSI triggers only" is the v1 notifier's shape.
+      name: "the notifier's own CPU at rest: nothing armed, PSI triggers only (as v1 waits), the adaptive fast check far from and near a threshold, with the memory.high wake-up, and the fixed 250 ms check",
+      timeoutMs: 300_000,
       async run({ note }) {
         const s = theScene();
+        // Allocatable is observed (and watched) against kubepods' own limit.
+        s.sandbox.setLimit('kubepods', BigInt(KUBEPODS_LIMIT_BYTES));
         const observer = createCgroupObserver(observeSettings({ cgroupDriver: 'cgroupfs', kubeletRootDir: '/tmp', imageFsPath: '/tmp', podLogsDir: '/tmp' }), { clock: systemClock, logger: silentLogger, nodeCgroup: s.sandbox.name, processCountIntervalMs: 0 });
         const { summary } = await observer.observe([]);
         observer.close();
-        const availableBytes = summary.node.memory?.availableBytes ?? 0;
+        const availableOf = (signal: Threshold['signal']): number =>
+          (signal === 'memory.available' ? summary.node.memory : summary.node.systemContainers?.find((c) => c.name === 'pods')?.memory)?.availableBytes ?? 0;
         // Met once the working set grows by `headroomBytes`.
-        const thresholdAt = (headroomBytes: number): Threshold => ({ signal: 'memory.available', value: { kind: 'quantity', quantity: parseQuantity(String(Math.max(MiB, availableBytes - headroomBytes))) }, gracePeriodMs: 0, minReclaim: null });
-        // The guest's own worst-case rate (emulated page faults): the sandbox's whole headroom is then a second away.
-        const guestRate = 128 * MiB;
-        const variants: [string, Parameters<typeof notifierSettings>[0] | null, number][] = [
-          ['nothingArmed', null, 0],
-          ['adaptiveFar', { fastCheckAllocationBytesPerSecond: guestRate }, availableBytes - MiB],
-          ['adaptiveNear', { fastCheckAllocationBytesPerSecond: guestRate }, MiB],
-          ['fixed250ms', { fastCheckMinIntervalMs: 250, fastCheckMaxIntervalMs: 250 }, availableBytes - MiB],
+        const thresholdAt = (signal: Threshold['signal'], headroomBytes: number): Threshold => ({ signal, value: { kind: 'quantity', quantity: parseQuantity(String(Math.max(MiB, availableOf(signal) - headroomBytes))) }, gracePeriodMs: 0, minReclaim: null });
+        const far = (signal: Threshold['signal']): Threshold => thresholdAt(signal, availableOf(signal) - MiB);
+        // The guest's own worst-case rate (emulated page faults).
+        const guestRate = { fastCheckAllocationBytesPerSecond: 128 * MiB };
+        const variants: [string, Parameters<typeof notifierSettings>[0] | null, Threshold[]][] = [
+          ['nothingArmed', null, []],
+          ['psiTriggersOnly', guestRate, []],
+          ['adaptiveFar', guestRate, [far('memory.available'), far('allocatableMemory.available')]],
+          ['adaptiveFarMax1s', { ...guestRate, fastCheckMaxIntervalMs: 1000 }, [far('memory.available'), far('allocatableMemory.available')]],
+          ['adaptiveNear', guestRate, [thresholdAt('allocatableMemory.available', MiB)]],
+          ['memoryHighNear', { ...guestRate, memoryHighWakeup: true }, [thresholdAt('allocatableMemory.available', MiB)]],
+          ['fixed250ms', { fastCheckMinIntervalMs: 250, fastCheckMaxIntervalMs: 250 }, [far('memory.available')]],
         ];
         const measured = new Map<string, { cpuPercent: number; checks: number }>();
-        for (const [label, settings, headroomBytes] of variants) {
+        for (const [label, settings, thresholds] of variants) {
           const notifier = settings === null ? null : (createMemoryThresholdNotifier(notifierSettings({ mode: 'psi', psiWindowMs: WINDOW_MS, ...settings }), { cgroupRoot: '/sys/fs/cgroup', nodeCgroup: s.sandbox.name, podCgroupRoot: `${s.sandbox.name}/kubepods`, procRoot: '/proc', clock: systemClock, logger: silentLogger }) as PsiNotifier);
           try {
             notifier?.start(() => undefined);
             await notifier?.settled();
-            notifier?.updateThresholds(summary, [thresholdAt(headroomBytes)]);
+            if (thresholds.length > 0) notifier?.updateThresholds(summary, thresholds);
+            if (label === 'memoryHighNear') await waitFor('the memory.high wake-up to be armed', () => notifier?.memoryHighArmed() !== null, 10_000);
             await sleepMs(1000);
             const checksBefore = notifier?.fastCheckCounts().checks ?? 0;
             const cpu0 = process.cpuUsage();
@@ -262,14 +285,17 @@ export const suite = defineSuite({
         for (const [label, { cpuPercent, checks }] of measured) {
           note(`${label}.cpuPercent`, Number(cpuPercent.toFixed(2)));
           note(`${label}.timesNothingArmed`, Number((cpuPercent / idle).toFixed(1)));
-          note(`${label}.checksPerSecond`, Number(((checks * 1000) / REST_DURATION_MS).toFixed(1)));
+          note(`${label}.checksPerSecond`, Number(((checks * 1000) / REST_DURATION_MS).toFixed(2)));
         }
-        const far = measured.get('adaptiveFar')?.checks ?? 0;
-        const near = measured.get('adaptiveNear')?.checks ?? 0;
-        const fixed = measured.get('fixed250ms')?.checks ?? 0;
-        // Far from the threshold the adaptive check looks about once a second, near it every few tens of ms.
-        assert.ok(far > 0 && far < fixed, `checks far from the threshold: adaptive ${far}, fixed 250 ms ${fixed}`);
-        assert.ok(near > fixed, `checks near the threshold: adaptive ${near}, fixed 250 ms ${fixed}`);
+        const checks = (label: string): number => measured.get(label)?.checks ?? -1;
+        // With nothing to check against, the fast check does not wake at all.
+        assert.equal(checks('psiTriggersOnly'), 0, 'PSI triggers only: no check');
+        // Far from every threshold it looks no more often than the distance over the rate allows, at most every 10 s (a pass checks anyway).
+        assert.ok(checks('adaptiveFar') <= Math.ceil(REST_DURATION_MS / 5000), `checks far from the thresholds: ${checks('adaptiveFar')} in ${REST_DURATION_MS} ms`);
+        assert.ok(checks('adaptiveFar') < checks('adaptiveFarMax1s') && checks('adaptiveFarMax1s') < checks('fixed250ms'), `checks far: adaptive ${checks('adaptiveFar')}, at most 1 s apart ${checks('adaptiveFarMax1s')}, fixed 250 ms ${checks('fixed250ms')}`);
+        // Near the allocatable threshold the check runs every few tens of ms, unless the kernel's memory.high event watches it.
+        assert.ok(checks('adaptiveNear') > checks('fixed250ms'), `checks near the threshold: adaptive ${checks('adaptiveNear')}, fixed 250 ms ${checks('fixed250ms')}`);
+        assert.ok(checks('memoryHighNear') <= Math.ceil(REST_DURATION_MS / 10_000), `checks near the threshold with the memory.high wake-up: ${checks('memoryHighNear')}`);
       },
     },
     {

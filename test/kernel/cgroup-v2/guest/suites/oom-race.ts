@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { startApiStandIn, type ApiStandIn } from '../../../../../src/demo/api-stand-in.js';
 import { BENCH_NAMESPACE, benchPod, containerCgroup, podCgroup } from '../../../../../bench/lib/bench-pods.js';
 import type { SandboxProcess } from '../../../../helpers/cgroup-sandbox.js';
+import { scaledTimeoutMs } from '../../../../helpers/timeout-scale.js';
 import { defineSuite, type GuestCase } from '../guest-suite.js';
 import { memoryEvent, MiB, sleepMs, waitFor } from '../kernel-numbers.js';
 import { raceLeakCommand } from '../programs.js';
@@ -33,6 +34,7 @@ const LEAK_LEAD_BYTES = 24 * MiB;
  */
 const GUEST_ALLOCATION_RATE = '128Mi';
 const RUNS_PER_CELL = 1;
+/** A run that ends neither way by then is a timeout; times KEA_TEST_TIMEOUT_SCALE, as a loaded host slows the leak down. */
 const RUN_TIMEOUT_MS = 30_000;
 const HOUSEKEEPING_MS = 10_000;
 
@@ -98,7 +100,7 @@ async function raceOnce(node: SandboxAgent & { quiet: SandboxProcess }, leak: Le
     await passNow(node);
     node.kill = null;
     for (const p of leaks) process.kill(p.pid, 'SIGUSR1');
-    const exited = await Promise.race([Promise.all(leaks.map((p) => p.exited)).then(() => true), sleepMs(RUN_TIMEOUT_MS).then(() => false)]);
+    const exited = await Promise.race([Promise.all(leaks.map((p) => p.exited)).then(() => true), sleepMs(scaledTimeoutMs(RUN_TIMEOUT_MS)).then(() => false)]);
     const exitedNs = process.hrtime.bigint();
     const oomKills = memoryEvent(kubepods, 'oom_kill') - oomBefore;
     const starts = leaks.flatMap((p) => [.../^go (\d+)$/m.exec(p.output())?.slice(1) ?? []]).map(BigInt);
