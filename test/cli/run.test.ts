@@ -3,8 +3,8 @@
 // reloads. Bad input and a start that cannot complete fail at once, with nothing armed.
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { createServer, type Server } from 'node:net';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubeconfigFor, startApiStandIn, type ApiStandIn } from '../../src/demo/api-stand-in.js';
@@ -38,12 +38,12 @@ interface RunningCli {
 }
 
 // `run` against a stand-in with this host's Node, in dry run, with a config far from any threshold.
-async function spawnRun(extra: readonly string[], nodeArgs: readonly string[] = []): Promise<RunningCli> {
+async function spawnRun(extra: readonly string[], nodeArgs: readonly string[] = [], configYaml = 'evictionHard:\n  memory.available: 1Mi\nenforceNodeAllocatable: []\n', dryRun = true): Promise<RunningCli> {
   standIn ??= await startApiStandIn();
   standIn.setNode(nodeOfThisHost('node-a'));
   writeFileSync(join(dir, 'kubeconfig'), kubeconfigFor(standIn));
-  writeFileSync(join(dir, 'config.yaml'), 'evictionHard:\n  memory.available: 1Mi\nenforceNodeAllocatable: []\n');
-  const child = spawn(process.execPath, [...nodeArgs, CLI, 'run', '--config', join(dir, 'config.yaml'), '--kubeconfig', join(dir, 'kubeconfig'), '--node-name', 'node-a', '--dry-run', ...extra], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  writeFileSync(join(dir, 'config.yaml'), configYaml);
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'run', '--config', join(dir, 'config.yaml'), '--kubeconfig', join(dir, 'kubeconfig'), '--node-name', 'node-a', ...(dryRun ? ['--dry-run'] : []), ...extra], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
@@ -191,4 +191,78 @@ describe('run', () => {
     expect(exit.code).toBe(1);
     expect(logged(run.stderr(), 'unhandled rejection; exiting')).toEqual([expect.objectContaining({ err: 'nobody handles this' })]);
   }, 30_000);
+
+  test('a flood of idle and slow connections on the ops port: the agent\'s memory stays bounded, the server closes them, and an eviction happens during the flood', async () => {
+    // memory.available below 99% of the machine's memory is always met. Not a dry run: the
+    // eviction is the DELETE reaching the stand-in; local termination is off (the pod has no
+    // processes on this machine anyway).
+    const config = 'housekeepingInterval: 1s\nevictionHard:\n  memory.available: "99%"\nenforceNodeAllocatable: []\nactions:\n  localTermination: false\n';
+    const run = await spawnRun(['--port', '0'], [], config, false);
+    let port = 0;
+    await waitFor('the endpoint', () => {
+      port = Number(logged(run.stderr(), 'serving /metrics, /healthz and /readyz')[0]?.port ?? 0);
+      return port > 0;
+    });
+    await waitFor('/readyz', async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200);
+    const api = standIn!;
+    const pid = run.child.pid ?? 0;
+    const rssBytes = (): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+    const openFds = (): number => readdirSync(`/proc/${pid}/fd`).length;
+    const baselineRss = rssBytes();
+    const baselineFds = openFds();
+    const floodStartMs = Date.now();
+
+    // 3000 connections that never send a byte, and 100 that send a header line every half second;
+    // each one the agent closes is replaced until the eviction has happened, so it happens under flood.
+    const MAX_CONNECTIONS = 20_000;
+    const sockets: Socket[] = [];
+    let evicted = false;
+    const open = (): Socket => {
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        if (!evicted && sockets.length < MAX_CONNECTIONS) open();
+      });
+      sockets.push(socket);
+      return socket;
+    };
+    for (let i = 0; i < 3000; i++) open();
+    const slow = Array.from({ length: 100 }, () => open());
+    for (const socket of slow) socket.once('connect', () => socket.write('GET /metrics HTTP/1.1\r\nHost: agent\r\n'));
+    const drip = setInterval(() => {
+      for (const socket of slow) if (!socket.destroyed) socket.write(`X-Slow-${Date.now()}: 1\r\n`);
+    }, 500);
+    let peakRss = baselineRss;
+    const sampler = setInterval(() => {
+      peakRss = Math.max(peakRss, rssBytes());
+    }, 100);
+    try {
+      // The pod arrives once the flood is on: its eviction can only come from a pass under flood.
+      api.createPod({ ...makePod({ name: 'victim', nodeName: 'node-a' }), status: { phase: 'Running' } });
+      const deletes = () => api.requests().filter((r) => r.method === 'DELETE' && r.path.endsWith('/pods/victim'));
+      await waitFor('the eviction', () => deletes().length > 0, 40_000);
+      const evictionMs = Date.now() - floodStartMs;
+      const openAtEviction = openFds() - baselineFds;
+      evicted = true;
+      // Every socket, slow ones included, is closed by the agent: dropped over the limit, or timed out.
+      // Every connection the agent accepted, slow ones included, is closed by it: dropped over the
+      // limit, or timed out. (A client socket the kernel's full accept queue never handed to the
+      // agent stays open on the client side only; the agent's descriptors are what it holds.)
+      await waitFor('the agent to close the flood connections', () => openFds() <= baselineFds + 10, 40_000);
+      const floodMs = Date.now() - floodStartMs;
+      const growthMiB = (peakRss - baselineRss) / 1024 / 1024;
+      console.log(`ops flood: ${sockets.length} connections, the agent back to ${openFds()} descriptors (${baselineFds} before) within ${floodMs} ms; the pod evicted ${evictionMs} ms into the flood with ${openAtEviction} flood connections open in the agent; agent RSS ${(baselineRss / 1024 / 1024).toFixed(1)} MiB before, peak ${(peakRss / 1024 / 1024).toFixed(1)} MiB (+${growthMiB.toFixed(1)} MiB) (shared machine)`);
+      expect(deletes()[0]?.status).toBe(200);
+      expect(openAtEviction).toBeGreaterThan(0);
+      expect(growthMiB).toBeLessThan(48);
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    } finally {
+      evicted = true;
+      clearInterval(drip);
+      clearInterval(sampler);
+      for (const socket of sockets) socket.destroy();
+    }
+    run.child.kill('SIGTERM');
+    expect((await run.exit()).code).toBe(0);
+  }, 120_000);
 });
