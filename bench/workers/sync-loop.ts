@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   const cluster: ClusterView = { synced: true, pods: () => pods, node: () => null, onPodChange: () => () => undefined, onNodeChange: () => () => undefined };
   const refused = { result: 'failed' as const, status: 0, message: 'not in this benchmark' };
   const actions: PodActions = { getPod: async () => null, evictPod: async () => refused, deletePod: async () => refused, addDisruptionTarget: async () => refused };
-  const events: EventRecorder = { podEvent: async () => undefined, nodeEvent: async () => undefined };
+  const events: EventRecorder = { podEvent: async () => undefined, nodeEvent: async () => undefined, objectEvent: async () => undefined };
   const terminator: LocalTerminator = { terminate: async () => ({ signalled: 0 }) };
   const executor = new EvictionExecutor(
     { nodeName: 'footprint-node', dryRun: false, hardEviction: 'delete', softEviction: 'eviction-api', localTermination: true, localTerminationGracePeriodMs: null, setDisruptionTargetCondition: true },

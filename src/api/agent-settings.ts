@@ -124,6 +124,18 @@ export interface OomKillSettings {
   readonly kernelLogWaitMs: number;
 }
 
+/**
+ * The eviction storm guard: a per-node budget of soft evictions (changes decisions: off by
+ * default), and per-owner tracking that reports a controller whose pods keep being evicted
+ * (reporting only: on), optionally keeping the pressure taint for a cool-down (off).
+ */
+export interface StormGuardSettings {
+  /** At most `maxEvictions` soft evictions per `windowMs`; 0 is no budget. Hard evictions are never held back. */
+  readonly softEvictionBudget: { readonly maxEvictions: number; readonly windowMs: number };
+  /** A Warning Event on an owner with `eventThreshold` pods evicted within `windowMs` (0: none); the taint then stays `taintCoolDownMs` (0: not). */
+  readonly owners: { readonly eventThreshold: number; readonly windowMs: number; readonly taintCoolDownMs: number };
+}
+
 /** The metrics and health endpoint. */
 export interface ServerSettings {
   /** The address to bind (`0.0.0.0` for every interface, `127.0.0.1` for this host only). */
@@ -145,6 +157,7 @@ export interface AgentSettings {
   readonly reporting: ReportingSettings;
   readonly taintEviction: TaintEvictionSettings;
   readonly oomKills: OomKillSettings;
+  readonly stormGuard: StormGuardSettings;
   readonly server: ServerSettings;
   readonly logLevel: LogLevel;
 }

@@ -48,6 +48,16 @@ export interface OwnerReference {
   controller?: boolean;
 }
 
+/** A namespaced object an Event can be about besides a pod or the Node: an owning controller (a Deployment, a StatefulSet, ...). */
+export interface ObjectRef {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** Null when only the name is known; `kubectl describe` finds an Event by it, so it is set whenever it can be. */
+  readonly uid: string | null;
+}
+
 export interface ObjectMeta {
   name?: string;
   namespace?: string;

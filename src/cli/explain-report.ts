@@ -12,6 +12,10 @@ import { makeSignalObservations } from '../eviction/observations.js';
 import { rankedPods } from '../eviction/ranking.js';
 import { signalQuantityFormat } from '../eviction/observations.js';
 import type { RankedPod, SynchronizeResult } from '../eviction/types.js';
+import { describeStormGuard, formatWindow, type StormGuardState } from '../eviction/storm-guard.js';
+import type { StormGuardSettings } from '../api/agent-settings.js';
+import { ownerKey } from '../eviction/owner.js';
+import type { ReplayStormGuardLine } from '../replay/runner.js';
 
 export interface ExplainInput {
   readonly result: SynchronizeResult;
@@ -23,6 +27,22 @@ export interface ExplainInput {
   readonly splitContainerFs: boolean;
   /** A heading line: where the data came from. */
   readonly source: string;
+  /** The eviction storm guard: its settings, and with a recording its state and what it did at the step. */
+  readonly stormGuard?: { readonly settings: StormGuardSettings; readonly state: StormGuardState | null; readonly line: ReplayStormGuardLine | null };
+}
+
+// The storm guard's lines: what it is set to, and where a history is known, where it stands.
+function stormGuardLines(guard: NonNullable<ExplainInput['stormGuard']>): string[] {
+  const out = [`Eviction storm guard: ${describeStormGuard(guard.settings)}`];
+  const { state, line } = guard;
+  if (line?.heldBack !== undefined) out.push(`  Held back: ${line.heldBack.message}`);
+  for (const storm of line?.ownerStorms ?? []) out.push(`  Owner Event (EvictionStorm): ${storm.message}`);
+  if (state === null) return out;
+  if (state.budget !== null) out.push(`  Soft evictions in the last ${formatWindow(state.budget.windowMs)}: ${state.budget.used} of ${state.budget.max}`);
+  const window = formatWindow(guard.settings.owners.windowMs);
+  if (state.owners.length > 0) out.push(`  Evicted pods by owner in the last ${window}: ${state.owners.map((o) => `${ownerKey(o.owner)} ${o.count}`).join(', ')}`);
+  if (state.coolDownUntilMs !== null) out.push(`  The pressure taint stays on until ${new Date(state.coolDownUntilMs).toISOString().replace('.000Z', 'Z')} (cool-down)`);
+  return out;
 }
 
 /** Left-aligned columns, two spaces apart. */
@@ -133,5 +153,6 @@ export function explainReport(input: ExplainInput): string {
   }
   if (result.fallbacks.length > 0) out.push(`  If a PodDisruptionBudget refuses: ${result.fallbacks.map((f) => podKey(f.pod)).join(', then ')}`);
   for (const note of result.notes) out.push(`  note: ${note.message}`);
+  if (input.stormGuard !== undefined) out.push('', ...stormGuardLines(input.stormGuard));
   return `${out.join('\n')}\n`;
 }

@@ -27,7 +27,7 @@ interface ExplainOptions {
 
 /** The report for a recording, at its last step or at the last step not after `atMs`. */
 export async function explainRecording(config: LoadedConfig, path: string, atMs: number | null): Promise<string> {
-  const runner = new ReplayRunner(config.eviction);
+  const runner = new ReplayRunner(config.eviction, {}, config.agent.stormGuard);
   const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
   let lineNumber = 0;
   for await (const text of lines) {
@@ -39,7 +39,8 @@ export async function explainRecording(config: LoadedConfig, path: string, atMs:
   }
   const last = runner.lastStep();
   if (last === null) throw new AgentError('EVA_ERR_USAGE', atMs === null ? `${path} holds no step` : `${path} holds no step at or before ${formatRfc3339(atMs)}`);
-  return explainReport({ ...last, source: `Recording ${path}, step at ${formatRfc3339(runner.previousTimeMs ?? 0)} (replayed from its start)` });
+  const stormGuard = runner.stormGuardAtLastStep();
+  return explainReport({ ...last, ...(stormGuard === null ? {} : { stormGuard }), source: `Recording ${path}, step at ${formatRfc3339(runner.previousTimeMs ?? 0)} (replayed from its start)` });
 }
 
 /** The report for this node now: the watches synced, one observation, one synchronize pass. */
@@ -75,6 +76,8 @@ export async function explainNode(config: LoadedConfig, options: ExplainOptions)
         dedicatedImageFs: observation.dedicatedImageFs,
         splitContainerFs: observation.splitContainerFs,
         source: `Node ${nodeName}, observed ${formatRfc3339(result.nowMs)} (one pass: a soft threshold met now is still within its grace period)`,
+        // One pass has no history: the running agent's guard state is in its metrics and Events.
+        stormGuard: { settings: config.agent.stormGuard, state: null, line: null },
       }) + problems
     );
   } finally {

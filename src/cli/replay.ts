@@ -5,6 +5,7 @@
 import { createReadStream } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import type { Command } from 'commander';
+import type { StormGuardSettings } from '../api/agent-settings.js';
 import type { EvictionConfig } from '../api/eviction-config.js';
 import { formatConfigErrors } from '../config/effective-table.js';
 import { loadConfigFile } from '../config/load.js';
@@ -15,8 +16,8 @@ import { ReplayRunner } from '../replay/runner.js';
 import { pickTaintOptions, type TaintOptions } from '../taint/taint-options.js';
 
 /** Replays `input` into `output`; resolves with the number of steps, rejects with ReplayInputError. */
-export async function replayStream(config: EvictionConfig, input: Readable, output: Writable, taintOptions: Partial<TaintOptions> = {}, maxLineBytes?: number): Promise<number> {
-  const runner = new ReplayRunner(config, taintOptions);
+export async function replayStream(config: EvictionConfig, input: Readable, output: Writable, taintOptions: Partial<TaintOptions> = {}, maxLineBytes?: number, stormGuard: StormGuardSettings | null = null): Promise<number> {
+  const runner = new ReplayRunner(config, taintOptions, stormGuard);
   let steps = 0;
   let pending = '';
   try {
@@ -57,7 +58,7 @@ export async function replayCommand(configPath: string, inputPath: string, strea
   }
   const input = inputPath === '-' ? streams.stdin : createReadStream(inputPath);
   try {
-    await replayStream(config.eviction, input, streams.stdout, pickTaintOptions(config.agent.taintEviction));
+    await replayStream(config.eviction, input, streams.stdout, pickTaintOptions(config.agent.taintEviction), undefined, config.agent.stormGuard);
     return 0;
   } catch (err) {
     if (!(err instanceof ReplayInputError)) throw err;

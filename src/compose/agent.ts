@@ -49,6 +49,7 @@ export async function startNodeAgent(plan: AgentPlan): Promise<RunningAgent> {
     cluster: client.clusterView(),
     actions: client.podActions(),
     events: client.eventRecorder('kube-eviction-agent'),
+    owners: client.ownerLookup(),
     nodeReporter: client.nodeReporter(),
     observer: plan.nodeSide?.observer ?? hostObserver(config, context),
     notifier: plan.nodeSide?.notifier ?? hostNotifier(config, context),

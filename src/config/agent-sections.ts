@@ -1,5 +1,5 @@
 // One handler table per section of the agent's own settings (observe, notifier, actions,
-// reporting, taintEviction, oomKills, server): which keys each section has, how each value is read, and
+// reporting, taintEviction, oomKills, stormGuard, server): which keys each section has, how each value is read, and
 // where it lands in the settings being built. Cross-field rules are agent-settings.ts's.
 
 import { isIP } from 'node:net';
@@ -14,6 +14,7 @@ import type {
   PodRemovalMethod,
   ReportingSettings,
   ServerSettings,
+  StormGuardSettings,
   TaintEvictionSettings,
 } from '../api/agent-settings.js';
 import type { ConfigReader, EntryHandler, MapEntry } from './config-reader.js';
@@ -148,6 +149,22 @@ export function oomKillsSection(r: SettingReaders, oomKills: Mutable<OomKillSett
     kernelLog: (e) => r.bool(e, (v) => (oomKills.kernelLog = v)),
     scanInterval: (e) => r.duration(e, (ms) => (oomKills.scanIntervalMs = ms)),
     kernelLogWait: (e) => r.duration(e, (ms) => (oomKills.kernelLogWaitMs = ms)),
+  };
+}
+
+export function stormGuardSection(r: SettingReaders, reader: ConfigReader, stormGuard: Mutable<StormGuardSettings>): Handlers {
+  const budget: Handlers = {
+    maxEvictions: (e) => r.integer(e, 0, 1000, (v) => (stormGuard.softEvictionBudget.maxEvictions = v)),
+    window: (e) => r.duration(e, (ms) => (stormGuard.softEvictionBudget.windowMs = ms)),
+  };
+  const owners: Handlers = {
+    eventThreshold: (e) => r.integer(e, 0, 1000, (v) => (stormGuard.owners.eventThreshold = v)),
+    window: (e) => r.duration(e, (ms) => (stormGuard.owners.windowMs = ms)),
+    taintCoolDown: (e) => r.duration(e, (ms) => (stormGuard.owners.taintCoolDownMs = ms)),
+  };
+  return {
+    softEvictionBudget: (e) => reader.section(e.valueNode, e.field, budget),
+    owners: (e) => reader.section(e.valueNode, e.field, owners),
   };
 }
 

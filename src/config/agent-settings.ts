@@ -1,5 +1,5 @@
 // The agent's own sections of an AgentConfiguration (observe, notifier, actions, reporting,
-// taintEviction, oomKills, server, and the top-level nodeName, housekeepingInterval and logLevel): read,
+// taintEviction, oomKills, stormGuard, server, and the top-level nodeName, housekeepingInterval and logLevel): read,
 // validated and defaulted into AgentSettings, the one validation they get. Unknown keys are
 // errors at every level, so a typo is never silently ignored. Host paths stay as the host spells
 // them; the adapters read them under `observe.hostRoot`.
@@ -15,6 +15,7 @@ import {
   oomKillsSection,
   reportingSection,
   serverSection,
+  stormGuardSection,
   taintEvictionSection,
   type Mutable,
 } from './agent-sections.js';
@@ -23,7 +24,7 @@ import { defaultAgentSettings } from './defaults.js';
 import { SettingReaders } from './setting-readers.js';
 
 /** The top-level keys of an AgentConfiguration that are the agent's (the rest are the kubelet's). */
-export const AGENT_FIELDS = ['nodeName', 'housekeepingInterval', 'observe', 'notifier', 'actions', 'reporting', 'taintEviction', 'oomKills', 'server', 'logLevel'] as const;
+export const AGENT_FIELDS = ['nodeName', 'housekeepingInterval', 'observe', 'notifier', 'actions', 'reporting', 'taintEviction', 'oomKills', 'stormGuard', 'server', 'logLevel'] as const;
 
 export function isAgentField(key: string): boolean {
   return (AGENT_FIELDS as readonly string[]).includes(key);
@@ -36,6 +37,7 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
   let containerFsPathSet = false;
   // Kept to point the cross-field notifier checks at the right lines.
   const notifierNodes: NotifierNodes = { window: null, stall: null, fastCheckMin: null, fastCheckMax: null };
+  const stormGuardNode: { node: Node | null } = { node: null };
 
   const topHandlers: Record<(typeof AGENT_FIELDS)[number], EntryHandler> = {
     nodeName: (e) => r.matching(e, (v) => DNS_SUBDOMAIN.test(v) && v.length <= 253, 'a node name (a lowercase DNS subdomain)', (v) => (settings.nodeName = v)),
@@ -46,6 +48,10 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
     reporting: (e) => reader.section(e.valueNode, e.field, reportingSection(r, reader, settings.reporting)),
     taintEviction: (e) => reader.section(e.valueNode, e.field, taintEvictionSection(r, reader, settings.taintEviction)),
     oomKills: (e) => reader.section(e.valueNode, e.field, oomKillsSection(r, settings.oomKills)),
+    stormGuard: (e) => {
+      stormGuardNode.node = e.valueNode;
+      reader.section(e.valueNode, e.field, stormGuardSection(r, reader, settings.stormGuard));
+    },
     server: (e) => reader.section(e.valueNode, e.field, serverSection(r, settings.server)),
     logLevel: r.oneOf<LogLevel>(['debug', 'info', 'warn', 'error'], (v) => (settings.logLevel = v)),
   };
@@ -55,6 +61,10 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
   }
 
   checkNotifier(reader, settings.notifier, notifierNodes);
+  // The cool-down keeps the pressure taint: without the taint there is nothing to keep.
+  if (settings.stormGuard.owners.taintCoolDownMs > 0 && !settings.reporting.taint.enabled) {
+    reader.warning('stormGuard.owners.taintCoolDown', stormGuardNode.node, 'has no effect while reporting.taint.enabled is false: the cool-down keeps the pressure taint, which is off');
+  }
   const observe = settings.observe;
   if (!containerFsPathSet) observe.containerFsPath = observe.imageFsPath;
   if (observe.cgroupDriver === 'systemd') observe.podCgroupRoot = podCgroupRootForDriver(observe.podCgroupRoot, 'systemd');

@@ -91,6 +91,10 @@ export const DURATION_BOUNDS_MS: Readonly<Record<string, DurationBounds>> = Obje
   'taintEviction.evictionApiDeadline': { minMs: 0, maxMs: 60 * 60_000 },
   'oomKills.scanInterval': { minMs: 1000, maxMs: 10 * 60_000, why: 'the scan walks every pod\'s cgroups' },
   'oomKills.kernelLogWait': { minMs: 0, maxMs: 5000, why: 'past it, a report would lag the kill noticeably' },
+  // Past a day, a window would keep far more history than a storm needs.
+  'stormGuard.softEvictionBudget.window': { minMs: 1000, maxMs: 24 * 3_600_000 },
+  'stormGuard.owners.window': { minMs: 1000, maxMs: 24 * 3_600_000 },
+  'stormGuard.owners.taintCoolDown': { minMs: 0, maxMs: 24 * 3_600_000 },
 });
 
 export const DEFAULT_IMAGE_FS_PATH = '/var/lib/containerd';
@@ -154,6 +158,11 @@ export function defaultAgentSettings(): AgentSettings {
     },
     // Reporting only: on. The kernel log is read where the agent may (CAP_SYSLOG).
     oomKills: { enabled: true, kernelLog: true, scanIntervalMs: DEFAULT_HOUSEKEEPING_INTERVAL_MS, kernelLogWaitMs: 500 },
+    // The budget changes decisions: off. Owner Events only report: on. The cool-down changes the taint: off.
+    stormGuard: {
+      softEvictionBudget: { maxEvictions: 0, windowMs: 10 * 60_000 },
+      owners: { eventThreshold: 3, windowMs: 10 * 60_000, taintCoolDownMs: 0 },
+    },
     server: { address: '0.0.0.0', port: 8080, maxConnections: 32 },
     logLevel: 'info',
   };

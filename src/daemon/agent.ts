@@ -15,6 +15,7 @@ import { guardPorts } from './acting-guard.js';
 import { AgentActivity, trackActivity } from './agent-activity.js';
 import { ConfigWatcher, type ReloadResult } from './config-watcher.js';
 import { EvictionExecutor, type ExecutorSettings } from './eviction-executor.js';
+import { EvictionStormGuard } from './eviction-storms.js';
 import { EvictionLoop, type LoopSettings, type SyncTrigger } from './eviction-loop.js';
 import { startOpsServer, type HealthState, type OpsServer } from './http-server.js';
 import { createAgentMetrics, type AgentMetrics } from './metrics.js';
@@ -23,7 +24,7 @@ import { NodeStatusReporter, type NodeStatusSettings } from './node-status.js';
 import type { OomAttribution } from './oom-attribution.js';
 import { OomKillReporter } from './oom-kill-reporter.js';
 import { PodStatsGuard } from './pod-stats-guard.js';
-import type { ClusterView, EventRecorder, KernelOomKill, LocalTerminator, MemoryThresholdNotifier, NodeObserver, NodeReporter, OomKillWatcher, PodActions } from './ports.js';
+import type { ClusterView, EventRecorder, KernelOomKill, LocalTerminator, MemoryThresholdNotifier, NodeObserver, NodeReporter, OomKillWatcher, OwnerLookup, PodActions } from './ports.js';
 import { Readiness } from './readiness.js';
 import { inForce, restartOnlyChanges } from './restart-only.js';
 import { TaintController } from './taint-controller.js';
@@ -62,6 +63,8 @@ export interface AgentDeps {
   readonly oomKills?: OomKillWatcher;
   /** Called with every kernel OOM kill and its attribution (the demo prints it). */
   readonly onOomKill?: (kill: KernelOomKill, attribution: OomAttribution) => void;
+  /** Reads a ReplicaSet's owner, to count evictions against its Deployment; without it the names decide. */
+  readonly owners?: OwnerLookup;
 }
 
 export interface RunningAgent {
@@ -104,6 +107,7 @@ function gatedEvents(events: EventRecorder, enabled: () => boolean): EventRecord
   return {
     podEvent: async (pod, event) => (enabled() ? events.podEvent(pod, event) : undefined),
     nodeEvent: async (event) => (enabled() ? events.nodeEvent(event) : undefined),
+    objectEvent: async (object, event) => (enabled() ? events.objectEvent(object, event) : undefined),
   };
 }
 
@@ -112,6 +116,7 @@ interface AgentParts {
   readonly identity: NodeIdentityGuard;
   readonly manager: EvictionManager;
   readonly executor: EvictionExecutor;
+  readonly stormGuard: EvictionStormGuard;
   readonly nodeStatus: NodeStatusReporter;
   readonly taints: TaintController;
   readonly podStats: PodStatsGuard;
@@ -134,6 +139,14 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
   const refusal = (): string | null => identity.refusal();
   const guarded = guardPorts({ actions: deps.actions, terminator: deps.terminator, nodeReporter: deps.nodeReporter }, refusal, deps.logger);
   const manager = new EvictionManager(config.eviction);
+  const stormGuard = new EvictionStormGuard(config.agent.stormGuard, {
+    nodeName: options.nodeName,
+    events,
+    metrics,
+    clock: deps.clock,
+    logger: deps.logger,
+    ...(deps.owners === undefined ? {} : { owners: deps.owners }),
+  });
   const executor = new EvictionExecutor(executorSettings(config, options.nodeName, dryRun()), {
     cluster: deps.cluster,
     actions: guarded.actions,
@@ -143,6 +156,7 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
     logger: deps.logger,
     clock: deps.clock,
     refusal,
+    stormGuard,
   });
   const nodeStatus = new NodeStatusReporter(statusSettings(config, dryRun()), { reporter: guarded.nodeReporter, cluster: deps.cluster, clock: deps.clock, logger: deps.logger, refusal });
   const taints = new TaintController(config.agent.taintEviction, {
@@ -173,10 +187,10 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
     ...(deps.onDecision === undefined ? {} : { onDecision: deps.onDecision }),
     ...(deps.onShortcut === undefined ? {} : { onShortcut: deps.onShortcut }),
     onSync: async (result) => {
-      await nodeStatus.report(result.nodeConditions, result.nowMs);
+      await nodeStatus.report(result.nodeConditions, result.nowMs, stormGuard.taintHeld(result.nowMs));
     },
   });
-  return { identity, manager, executor, nodeStatus, taints, podStats, loop };
+  return { identity, manager, executor, stormGuard, nodeStatus, taints, podStats, loop };
 }
 
 // A new configuration reaches every part; what carries over is each part's to decide.
@@ -188,6 +202,7 @@ function applyConfig(wanted: LoadedConfig, live: LiveConfig, parts: AgentParts, 
   live.current = next;
   parts.manager.updateConfig(next.eviction);
   parts.executor.updateSettings(executorSettings(next, nodeName, isDryRun(live)));
+  parts.stormGuard.updateSettings(next.agent.stormGuard);
   parts.nodeStatus.updateSettings(statusSettings(next, isDryRun(live)));
   parts.taints.updateSettings(next.agent.taintEviction);
   metrics.configInfo.reset();

@@ -19,6 +19,7 @@ import { errorMessage } from '../errors.js';
 import { isCriticalPod } from '../eviction/critical.js';
 import type { Eviction, SynchronizeResult } from '../eviction/types.js';
 import { BackgroundTasks } from './background-tasks.js';
+import type { EvictionStormGuard } from './eviction-storms.js';
 import type { AgentMetrics } from './metrics.js';
 import type { ClusterView, EventRecorder, EvictionOutcome, LocalTerminator, PodActions } from './ports.js';
 
@@ -46,6 +47,8 @@ export interface ExecutorDeps {
   readonly clock: Clock;
   /** Null while the agent may act; else why not (its Node is not this host): nothing is then done. */
   readonly refusal?: () => string | null;
+  /** The eviction storm guard: asked before a soft eviction, told of every eviction that goes ahead. */
+  readonly stormGuard?: EvictionStormGuard;
 }
 
 /** What one execution did: the pods now terminating, to wait for before the next eviction. */
@@ -181,6 +184,7 @@ export class EvictionExecutor {
       for (const eviction of result.evictions) {
         const outcome = await this.evictOne(eviction, notifiedAtMs, attempts);
         if (outcome === 'accepted') evicted.push(eviction.pod);
+        if (outcome === 'accepted' || outcome === 'dry-run') this.deps.stormGuard?.evicted(eviction, this.settings.dryRun);
       }
       return { evicted, attempts };
     }
@@ -188,10 +192,18 @@ export class EvictionExecutor {
       attempts.push({ pod: podKey(first.pod), action: 'none', result: 'deferred', message: 'waiting for an evicted pod to terminate' });
       return { evicted, attempts };
     }
+    // The per-node budget holds back a soft eviction (any candidate alike); a hard one, never.
+    const held = this.deps.stormGuard?.admit(first, this.settings.dryRun) ?? null;
+    if (held !== null) {
+      attempts.push({ pod: podKey(first.pod), action: 'none', result: 'held', message: held.message });
+      this.deps.metrics.evictions.inc({ signal: signalLabel(first), action: 'none', result: 'held' });
+      return { evicted, attempts };
+    }
     // Threshold pressure: one pod; a PodDisruptionBudget refusal moves on to the next in rank order.
     for (const eviction of [first, ...result.fallbacks]) {
       const outcome = await this.evictOne(eviction, notifiedAtMs, attempts);
       if (outcome === 'accepted') evicted.push(eviction.pod);
+      if (outcome === 'accepted' || outcome === 'dry-run') this.deps.stormGuard?.evicted(eviction, this.settings.dryRun);
       // In a dry run nothing is waited for: the decision is reported again at the next pass.
       if (outcome === 'accepted' || outcome === 'dry-run') break;
       if (outcome !== 'blocked' && outcome !== 'skipped') break;

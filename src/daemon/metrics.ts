@@ -21,6 +21,8 @@ export interface AgentMetrics {
   readonly observeProblems: Gauge;
   readonly apiErrors: Counter<'operation' | 'status'>;
   readonly taintEvictions: Counter<'action' | 'result'>;
+  readonly softEvictionsHeld: Counter<'signal'>;
+  readonly evictionStorms: Counter<'kind'>;
   readonly kernelOomKills: Counter<'kind' | 'agent_state'>;
   readonly kernelOomDetection: Histogram<'source'>;
   readonly ready: Gauge;
@@ -43,7 +45,7 @@ export function createAgentMetrics(withDefaults = true): AgentMetrics {
     registry,
     evictions: counter(
       'evictions_total',
-      'Eviction attempts by signal (or local-storage limit), action (eviction-api, delete, local-termination) and result (accepted, blocked, gone, failed, skipped, refused, dry-run)',
+      'Eviction attempts by signal (or local-storage limit), action (eviction-api, delete, local-termination) and result (accepted, blocked, gone, failed, skipped, refused, dry-run, held)',
       ['signal', 'action', 'result'],
     ),
     signalAvailable: gauge('signal_available', 'Each eviction signal\'s observed available amount (bytes, inodes or PIDs)', ['signal']),
@@ -64,6 +66,8 @@ export function createAgentMetrics(withDefaults = true): AgentMetrics {
     observeProblems: gauge('observe_problems', 'Number of distinct reasons some node stats are missing (see logs and /readyz)'),
     apiErrors: counter('api_errors_total', 'Failed Kubernetes API calls, by operation and HTTP status (0: not reached)', ['operation', 'status']),
     taintEvictions: counter('taint_evictions_total', 'NoExecute taint evictions, by action (scheduled, cancelled, deleted) and result', ['action', 'result']),
+    softEvictionsHeld: counter('soft_evictions_held_total', 'Soft evictions held back by the per-node budget (stormGuard.softEvictionBudget), by signal', ['signal']),
+    evictionStorms: counter('eviction_storms_total', 'Owners whose evicted pods reached stormGuard.owners.eventThreshold within its window (each reported once a window), by owner kind', ['kind']),
     kernelOomKills: counter(
       'kernel_oom_kills_total',
       'Processes killed by the kernel OOM killer, by kind (node, allocatable, pod-limit, container-limit, other, unknown) and what the agent was doing (dry-run, evicting, saw-crossing, not-crossed, not-armed, not-applicable)',

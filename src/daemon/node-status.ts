@@ -108,9 +108,10 @@ export class NodeStatusReporter {
 
   /**
    * After a pass: sends the conditions when they changed (or the heartbeat is due) and sets or
-   * clears the taint; or, when the agent does not maintain them, retires what it left on the Node.
+   * clears the taint (kept while `holdTaint`: an eviction storm's cool-down); or, when the agent
+   * does not maintain them, retires what it left on the Node.
    */
-  async report(active: readonly NodeConditionType[], nowMs: number): Promise<void> {
+  async report(active: readonly NodeConditionType[], nowMs: number, holdTaint = false): Promise<void> {
     if (this.stopping || this.refused()) return;
     const { enabled, dryRun, conditionTypePrefix, taint } = this.settings;
     const why: NotReporting | null = dryRun ? 'dry-run' : enabled ? null : 'off';
@@ -133,10 +134,10 @@ export class NodeStatusReporter {
       }
     }
     if (taint.enabled) {
-      const want = active.length > 0;
+      const want = active.length > 0 || holdTaint;
       if (want !== this.taintPresent && (await this.deps.reporter.setTaint({ key: taint.key, value: '', effect: 'NoSchedule' }, want))) {
         this.taintPresent = want;
-        this.log.info(want ? 'pressure taint added' : 'pressure taint removed', { key: taint.key });
+        this.log.info(want ? 'pressure taint added' : 'pressure taint removed', { key: taint.key, ...(holdTaint && active.length === 0 ? { coolDown: true } : {}) });
       }
     }
   }

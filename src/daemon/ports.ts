@@ -4,7 +4,7 @@
 // of src/daemon; the pure engine (src/eviction) needs none of them.
 
 import type { NotifierMode } from '../api/agent-settings.js';
-import type { Node, Pod } from '../api/pod.js';
+import type { Node, ObjectRef, Pod } from '../api/pod.js';
 import type { PodMemoryBound, PodMemoryReading } from '../api/pod-memory.js';
 import type { PodStats, Summary } from '../api/summary.js';
 import type { Threshold } from '../api/threshold.js';
@@ -144,6 +144,17 @@ export interface EventRecorder {
   nodeEvent(event: AgentEvent): Promise<void>;
   /** Stops retrying writes the API server did not answer (the agent is stopping). */
   close?(): void;
+  /** An Event on another object of a pod's namespace (the owner of evicted pods). */
+  objectEvent(object: ObjectRef, event: AgentEvent): Promise<void>;
+}
+
+/** Finds who owns a ReplicaSet, to count a Deployment's evictions against the Deployment. */
+export interface OwnerLookup {
+  /**
+   * The ReplicaSet's controlling owner (null: it has none, or it is gone); a string says why the
+   * API server could not answer (the caller then falls back to the names).
+   */
+  replicaSetOwner(namespace: string, name: string): Promise<ObjectRef | null | string>;
 }
 
 /** One node condition under the agent's own type (never the kubelet's). */

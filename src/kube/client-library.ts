@@ -7,6 +7,7 @@ import type * as ClientNode from '@kubernetes/client-node';
 export type ClientLibrary = typeof ClientNode;
 export type KubeConfig = ClientNode.KubeConfig;
 export type CoreV1Api = ClientNode.CoreV1Api;
+export type AppsV1Api = ClientNode.AppsV1Api;
 
 let loading: Promise<ClientLibrary> | null = null;
 

@@ -10,7 +10,7 @@ import { delimiter, join } from 'node:path';
 import type { RequestContext } from '@kubernetes/client-node';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
-import type { EventRecorder, NodeReporter, PodActions } from '../daemon/ports.js';
+import type { EventRecorder, NodeReporter, OwnerLookup, PodActions } from '../daemon/ports.js';
 import { errorMessage, KubeApiError } from '../errors.js';
 import { createApiCaller, DEFAULT_REQUEST_TIMEOUT_MS, type ApiCaller } from './api-call.js';
 import type { BackoffPolicy } from './backoff.js';
@@ -19,6 +19,7 @@ import { KubeClusterView, type ClusterViewHandle } from './cluster-view.js';
 import { KubeEventRecorder } from './event-recorder.js';
 import { createNodeReads, type NodeReads } from './node-reads.js';
 import { KubeNodeReporter } from './node-reporter.js';
+import { createOwnerLookup } from './owner-lookup.js';
 import { KubePodActions } from './pod-actions.js';
 
 export interface ConnectOptions {
@@ -58,6 +59,8 @@ export interface KubeClient {
   nodeReporter(): NodeReporter;
   /** Fresh reads of the node's pods, Node and kubelet summary (for `record`). */
   nodeReads(): NodeReads;
+  /** A ReplicaSet's owner (the eviction storm guard counts evictions by Deployment). */
+  ownerLookup(): OwnerLookup;
 }
 
 export const DEFAULT_USER_AGENT = 'kube-eviction-agent';
@@ -131,6 +134,10 @@ class Client implements KubeClient {
 
   nodeReads(): NodeReads {
     return createNodeReads({ core: this.core, caller: this.caller, nodeName: this.options.nodeName });
+  }
+
+  ownerLookup(): OwnerLookup {
+    return createOwnerLookup({ apps: this.kubeConfig.makeApiClient(this.lib.AppsV1Api), caller: this.caller });
   }
 }
 

@@ -15,7 +15,7 @@ import { setMaxListeners } from 'node:events';
 import type { CoreV1Event, V1ObjectReference as ObjectReference } from '@kubernetes/client-node';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
-import { podKey, type Pod } from '../api/pod.js';
+import { podKey, type ObjectRef, type Pod } from '../api/pod.js';
 import type { AgentEvent, EventRecorder } from '../daemon/ports.js';
 import type { ApiCaller } from './api-call.js';
 import type { CoreV1Api } from './client-library.js';
@@ -64,6 +64,18 @@ export class KubeEventRecorder implements EventRecorder {
   async nodeEvent(event: AgentEvent): Promise<void> {
     const { nodeName } = this.deps;
     await this.record('default', { apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeName }, event, nodeName);
+  }
+
+  /** An owner's Event lives in its namespace, as client-go's recorder puts it. */
+  async objectEvent(object: ObjectRef, event: AgentEvent): Promise<void> {
+    const ref: ObjectReference = {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      namespace: object.namespace,
+      name: object.name,
+      ...(object.uid === null ? {} : { uid: object.uid }),
+    };
+    await this.record(object.namespace, ref, event, `${object.kind} ${object.namespace}/${object.name}`);
   }
 
   private async record(namespace: string, involvedObject: ObjectReference, event: AgentEvent, subject: string): Promise<void> {

@@ -2,12 +2,16 @@
 // exactly one synchronize on the latest summary and pods, as the kubelet's loop would, and
 // renders what was decided as one output line.
 
+import type { StormGuardSettings } from '../api/agent-settings.js';
 import type { EvictionConfig } from '../api/eviction-config.js';
 import { ManualClock } from '../api/manual-clock.js';
 import { podKey, type Node, type Pod } from '../api/pod.js';
 import type { Summary } from '../api/summary.js';
+import { signalToResource } from '../api/signals.js';
 import { isHardEvictionThreshold, type Threshold } from '../api/threshold.js';
 import { EvictionManager } from '../eviction/manager.js';
+import { ownerByName, ownerKey } from '../eviction/owner.js';
+import { StormGuard, type StormGuardState } from '../eviction/storm-guard.js';
 import type { Eviction, SynchronizeResult } from '../eviction/types.js';
 import type { TaintEvent } from '../taint/taint-event.js';
 import { TaintHandler } from '../taint/taint-handler.js';
@@ -37,14 +41,24 @@ export interface ReplayTaintLine {
   readonly fireAt?: string;
 }
 
+/** What the eviction storm guard did at a step (only on lines where it did something). */
+export interface ReplayStormGuardLine {
+  /** The soft eviction the per-node budget held back (then `evictions` is empty). */
+  readonly heldBack?: { readonly pod: string; readonly signal: string; readonly message: string };
+  /** Owners whose evicted pods reached the event threshold at this step (an `EvictionStorm` Event each). */
+  readonly ownerStorms?: readonly { readonly owner: string; readonly count: number; readonly message: string }[];
+}
+
 /** One output line per input step. */
 export interface ReplayOutputLine {
   readonly time: string;
   readonly nodeConditions: readonly string[];
   readonly thresholdsMet: readonly ReplayThresholdLine[];
+  /** What goes ahead: the engine's decision, unless the storm guard held it back. */
   readonly evictions: readonly ReplayEvictionLine[];
   /** NoExecute taint decisions since the previous line, in time order. */
   readonly taintEvictions: readonly ReplayTaintLine[];
+  readonly stormGuard?: ReplayStormGuardLine;
 }
 
 // The kubelet's active pods are the node's non-terminal pods.
@@ -101,6 +115,9 @@ function boundTo(pods: readonly Pod[], nodeName: string): Pod[] {
  */
 export class ReplayRunner {
   private readonly manager: EvictionManager;
+  private readonly stormSettings: StormGuardSettings | null;
+  private stormGuard: StormGuard | null = null;
+  private lastStormGuardLine: ReplayStormGuardLine | null = null;
   private readonly clock = new ManualClock();
   private readonly taintOptions: Partial<TaintOptions>;
   private taintHandler: TaintHandler | null = null;
@@ -114,9 +131,18 @@ export class ReplayRunner {
   private lastTimeMs: number | null = null;
   private lastResultValue: SynchronizeResult | null = null;
 
-  constructor(config: EvictionConfig, taintOptions: Partial<TaintOptions> = {}) {
+  /** Without `stormGuard` settings every decision goes ahead, as with the guard off. */
+  constructor(config: EvictionConfig, taintOptions: Partial<TaintOptions> = {}, stormGuard: StormGuardSettings | null = null) {
     this.manager = new EvictionManager(config);
     this.taintOptions = taintOptions;
+    this.stormSettings = stormGuard;
+  }
+
+  /** The storm guard at the last step: its settings, its state and what it did then (null without the guard). */
+  stormGuardAtLastStep(): { settings: StormGuardSettings; state: StormGuardState | null; line: ReplayStormGuardLine | null } | null {
+    if (this.stormSettings === null) return null;
+    const state = this.stormGuard === null || this.lastTimeMs === null ? null : this.stormGuard.state(this.lastTimeMs);
+    return { settings: this.stormSettings, state, line: this.lastStormGuardLine };
   }
 
   /** The time of the last step, for the next line's "time goes backwards" check. */
@@ -165,7 +191,31 @@ export class ReplayRunner {
     this.clock.advanceTo(step.timeMs);
     const events = this.taintEvents;
     this.taintEvents = [];
-    return outputLine(step.timeMs, result, events);
+    const line = outputLine(step.timeMs, result, events);
+    const guarded = this.guard(result, step.timeMs);
+    this.lastStormGuardLine = guarded;
+    return guarded === null ? line : { ...line, evictions: guarded.heldBack === undefined ? line.evictions : [], stormGuard: guarded };
+  }
+
+  // The storm guard over the step's decision, as the agent applies it: a soft eviction past the
+  // budget is held back; what goes ahead is counted, by owner (found by the names: a recording
+  // holds no ReplicaSets).
+  private guard(result: SynchronizeResult, nowMs: number): ReplayStormGuardLine | null {
+    const first = result.evictions[0];
+    if (this.stormSettings === null || first === undefined) return null;
+    this.stormGuard ??= new StormGuard(this.stormSettings, this.node?.metadata.name ?? '(unnamed)');
+    const toGuarded = (eviction: Eviction) => ({
+      pod: podKey(eviction.pod),
+      uid: eviction.pod.metadata.uid ?? podKey(eviction.pod),
+      signal: eviction.reason.kind === 'threshold' ? eviction.reason.signal : eviction.reason.limit,
+      resource: eviction.reason.kind === 'threshold' ? signalToResource[eviction.reason.signal] : ('ephemeral-storage' as const),
+      hard: eviction.reason.kind === 'local-storage' || eviction.reason.hard,
+      owner: ownerByName(eviction.pod),
+    });
+    const decision = this.stormGuard.admit(toGuarded(first), nowMs);
+    if (!decision.admit) return { heldBack: { pod: decision.pod, signal: decision.signal, message: decision.message } };
+    const storms = this.stormGuard.record((first.reason.kind === 'local-storage' ? result.evictions : [first]).map(toGuarded), nowMs);
+    return storms.length === 0 ? null : { ownerStorms: storms.map((storm) => ({ owner: ownerKey(storm.owner), count: storm.count, message: storm.message })) };
   }
 
   // Feeds the step's node and pod changes to the taint handler as informer events would.

@@ -113,6 +113,8 @@ describe('RBAC', () => {
         'core/events:patch',
         // the kubelet's /stats/summary, for observe.source: kubelet
         'core/nodes/stats:get',
+        // an evicted pod's ReplicaSet, for its Deployment (the eviction storm guard)
+        'apps/replicasets:get',
       ].sort(),
     );
   });

@@ -4,7 +4,7 @@
 // `injectError(method, outcome)` makes the next calls of a method answer something else.
 
 import type { Clock } from '../../src/api/clock.js';
-import type { Node, Pod, PodCondition, Taint } from '../../src/api/pod.js';
+import type { Node, ObjectRef, Pod, PodCondition, Taint } from '../../src/api/pod.js';
 import type { AgentEvent, AgentNodeCondition, ClusterView, DisruptionTargetCondition, EventRecorder, EvictionOutcome, NodeReporter, PodActions } from '../../src/daemon/ports.js';
 
 type PodListener = (oldPod: Pod | null, newPod: Pod | null) => void;
@@ -280,18 +280,20 @@ function identity(pod: Pod): { namespace: string; name: string } {
 
 /** One Event as recorded (or, in `failures`, as attempted when an error was injected). */
 export interface RecordedEvent extends AgentEvent {
-  readonly object: 'pod' | 'node';
+  readonly object: 'pod' | 'node' | 'other';
   readonly pod: Pod | null;
+  /** For an Event on another object (an owner). */
+  readonly involved?: ObjectRef;
 }
 
 /** EventRecorder that keeps the events; an injected error turns a call into a (logged, never thrown) failure. */
 export class FakeEventRecorder implements EventRecorder {
   readonly events: RecordedEvent[] = [];
   readonly failures: (RecordedEvent & { readonly error: string })[] = [];
-  private readonly injected = new Map<'podEvent' | 'nodeEvent', Error[]>();
+  private readonly injected = new Map<'podEvent' | 'nodeEvent' | 'objectEvent', Error[]>();
 
   /** The next `times` calls of `method` fail with `outcome` (recorded in `failures`, never thrown). */
-  injectError(method: 'podEvent' | 'nodeEvent', outcome: Error = new Error('injected event failure'), times = 1): void {
+  injectError(method: 'podEvent' | 'nodeEvent' | 'objectEvent', outcome: Error = new Error('injected event failure'), times = 1): void {
     const queue = this.injected.get(method) ?? [];
     for (let i = 0; i < times; i++) queue.push(outcome);
     this.injected.set(method, queue);
@@ -312,12 +314,16 @@ export class FakeEventRecorder implements EventRecorder {
     this.closed = true;
   }
 
+  async objectEvent(object: ObjectRef, event: AgentEvent): Promise<void> {
+    this.record('objectEvent', { ...clone(event), object: 'other', pod: null, involved: { ...object } });
+  }
+
   /** The reasons recorded, in order (handy for `toEqual`). */
   reasons(): string[] {
     return this.events.map((e) => e.reason);
   }
 
-  private record(method: 'podEvent' | 'nodeEvent', event: RecordedEvent): void {
+  private record(method: 'podEvent' | 'nodeEvent' | 'objectEvent', event: RecordedEvent): void {
     const error = this.injected.get(method)?.shift();
     if (error !== undefined) this.failures.push({ ...event, error: error.message });
     else this.events.push(event);

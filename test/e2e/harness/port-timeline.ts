@@ -110,6 +110,7 @@ export class PortTimeline {
       podEvent: (pod, event) => this.timed('podEvent', () => inner.podEvent(pod, event), pod, event.reason),
       nodeEvent: (event) => this.timed('nodeEvent', () => inner.nodeEvent(event), undefined, event.reason),
       ...(inner.close === undefined ? {} : { close: () => inner.close?.() }),
+      objectEvent: (object, event) => inner.objectEvent(object, event),
     };
   }
 

@@ -76,6 +76,7 @@ describe('agent settings', () => {
         deleteRetries: 3,
       },
       oomKills: { enabled: false, kernelLog: false, scanIntervalMs: 30_000, kernelLogWaitMs: 1000 },
+      stormGuard: { softEvictionBudget: { maxEvictions: 4, windowMs: 900_000 }, owners: { eventThreshold: 5, windowMs: 1_800_000, taintCoolDownMs: 1_200_000 } },
       server: { address: '127.0.0.1', port: 9090, maxConnections: 32 },
       logLevel: 'debug',
     } satisfies AgentSettings);
@@ -137,6 +138,8 @@ describe('agent settings', () => {
     });
     // Reporting only, so on.
     expect(settings.oomKills).toEqual({ enabled: true, kernelLog: true, scanIntervalMs: 10_000, kernelLogWaitMs: 500 });
+    // The budget changes decisions, so it is off; owner Events only report, so they are on.
+    expect(settings.stormGuard).toEqual({ softEvictionBudget: { maxEvictions: 0, windowMs: 600_000 }, owners: { eventThreshold: 3, windowMs: 600_000, taintCoolDownMs: 0 } });
     expect(settings.server).toEqual({ address: '0.0.0.0', port: 8080, maxConnections: 32 });
     expect(settings.logLevel).toBe('info');
   });
@@ -257,6 +260,11 @@ describe('agent settings: bad values', () => {
     { name: 'oom-scan-interval-too-short', text: 'oomKills:\n  scanInterval: 100ms\n', problems: [{ field: 'oomKills.scanInterval', line: 2, message: "must be between 1s and 10m (the scan walks every pod's cgroups): 100ms" }] },
     { name: 'oom-kernel-log-wait-too-long', text: 'oomKills:\n  kernelLogWait: 1m\n', problems: [{ field: 'oomKills.kernelLogWait', message: 'must be between 0s and 5s (past it, a report would lag the kill noticeably): 1m' }] },
     { name: 'oom-kernel-log-not-a-boolean', text: 'oomKills:\n  kernelLog: yes\n', problems: [{ field: 'oomKills.kernelLog', value: 'yes' }] },
+    { name: 'storm-budget-window-too-short', text: 'stormGuard:\n  softEvictionBudget:\n    window: 500ms\n', problems: [{ field: 'stormGuard.softEvictionBudget.window', line: 3, message: 'must be between 1s and 24h: 500ms' }] },
+    { name: 'storm-budget-negative', text: 'stormGuard:\n  softEvictionBudget:\n    maxEvictions: -1\n', problems: [{ field: 'stormGuard.softEvictionBudget.maxEvictions', value: -1 }] },
+    { name: 'storm-owner-window-too-long', text: 'stormGuard:\n  owners:\n    window: 48h\n', problems: [{ field: 'stormGuard.owners.window', message: 'must be between 1s and 24h: 48h' }] },
+    { name: 'storm-cool-down-too-long', text: 'stormGuard:\n  owners:\n    taintCoolDown: 25h\n', problems: [{ field: 'stormGuard.owners.taintCoolDown', message: 'must be between 0s and 24h: 25h' }] },
+    { name: 'storm-unknown-key', text: 'stormGuard:\n  owner:\n    eventThreshold: 2\n', problems: [{ field: 'stormGuard.owner' }] },
     { name: 'node-name-upper-case', text: 'nodeName: Worker-1\n', problems: [{ field: 'nodeName', value: 'Worker-1' }] },
     { name: 'node-name-empty', text: 'nodeName: ""\n', problems: [{ field: 'nodeName', message: 'must not be empty' }] },
   ];
@@ -282,17 +290,19 @@ function durationPaths(value: unknown, path: readonly string[] = []): string[] {
   });
 }
 
-// The file text setting `path` to `value`, with the cross-field partners that let either end stand.
+// The file text setting `path` to `value` (sections nested as the path says), with the
+// cross-field partners that let either end stand.
 function durationFile(path: string, value: string): string {
   const partners: Record<string, string> = {
     'notifier.psiStallThreshold': 'psiWindow: 10s',
     'notifier.fastCheckMinInterval': `fastCheckMaxInterval: ${value}`,
     'notifier.fastCheckMaxInterval': `fastCheckMinInterval: ${value}`,
   };
-  const [section, key] = path.includes('.') ? path.split('.') : [undefined, path];
-  if (section === undefined) return `${key}: ${value}\n`;
+  const keys = path.split('.');
+  const lines = keys.map((key, depth) => `${'  '.repeat(depth)}${key}:${depth === keys.length - 1 ? ` ${value}` : ''}`);
   const partner = partners[path];
-  return `${section}:\n  ${key}: ${value}\n${partner === undefined ? '' : `  ${partner}\n`}`;
+  if (partner !== undefined) lines.push(`${'  '.repeat(keys.length - 1)}${partner}`);
+  return `${lines.join('\n')}\n`;
 }
 
 describe('every duration has a range', () => {
@@ -315,11 +325,19 @@ describe('every duration has a range', () => {
   test("docs/configuration.md's settings tables show each range", () => {
     const doc = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
     for (const [path, bounds] of Object.entries(DURATION_BOUNDS_MS)) {
-      const [section, key] = path.includes('.') ? path.split('.') : ['', path];
+      // A nested setting's row names its path within the section (`owners.window`).
+      const [section, key] = path.includes('.') ? [path.split('.')[0] ?? '', path.split('.').slice(1).join('.')] : ['', path];
       const heading = section === '' ? '### Top level' : `### \`${section}\``;
       const table = doc.split(heading)[1]?.split('\n### ')[0] ?? '';
       const row = table.split('\n').find((line) => line.startsWith(`| \`${key}\` |`));
       expect(row?.split(' | ')[1]).toBe(`duration ${formatShortDuration(bounds.minMs)}–${formatShortDuration(bounds.maxMs)}`);
     }
   });
+});
+
+test('a taint cool-down without the pressure taint loads, with a warning that it has no effect', () => {
+  const cfg = parseConfigText('stormGuard:\n  owners:\n    taintCoolDown: 15m\n', 'test.yaml');
+  expect(cfg.agent.stormGuard.owners.taintCoolDownMs).toBe(900_000);
+  expect(cfg.warnings).toEqual([expect.objectContaining({ field: 'stormGuard.owners.taintCoolDown', message: expect.stringContaining('reporting.taint.enabled is false') })]);
+  expect(parseConfigText('stormGuard:\n  owners:\n    taintCoolDown: 15m\nreporting:\n  taint:\n    enabled: true\n', 'test.yaml').warnings).toEqual([]);
 });

@@ -154,3 +154,20 @@ test('a pod without a namespace is reported in default, where it lives', async (
   await h.client.eventRecorder('kube-eviction-agent').podEvent(bare, { type: 'Normal', reason: 'R', message: 'm' });
   expect(h.standIn.events()[0]).toMatchObject({ metadata: { namespace: 'default' }, involvedObject: { namespace: 'default', name: 'bare' } });
 });
+
+test('an owner event: in the owner\'s namespace, about the owner, its UID when known', async () => {
+  const recorder = h.client.eventRecorder('kube-eviction-agent');
+  const message = '3 pods of Deployment shop/leaky evicted from node node-a for memory in the last 10 minutes';
+  await recorder.objectEvent({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'leaky', uid: 'uid-deploy' }, { type: 'Warning', reason: 'EvictionStorm', message });
+  await recorder.objectEvent({ apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'db', name: 'pg', uid: null }, { type: 'Warning', reason: 'EvictionStorm', message: 'x' });
+  const [deployment, statefulSet] = h.standIn.events() as { metadata: { namespace: string }; involvedObject: Record<string, unknown>; reason: string; message: string }[];
+  expect(deployment).toMatchObject({ metadata: { namespace: 'shop' }, involvedObject: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'leaky', uid: 'uid-deploy' }, reason: 'EvictionStorm', message });
+  expect(statefulSet?.metadata.namespace).toBe('db');
+  expect(statefulSet?.involvedObject).toEqual({ apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'db', name: 'pg' });
+});
+
+test('a ReplicaSet the API server cannot return is answered with why, never thrown', async () => {
+  const answer = await h.client.ownerLookup().replicaSetOwner('shop', 'leaky-7c9d8');
+  expect(typeof answer).toBe('string');
+  expect(answer).toMatch(/^reading ReplicaSet shop\/leaky-7c9d8 failed \(404\)/);
+});
