@@ -73,6 +73,7 @@ const DEPLOYMENT_CHOICES: Readonly<Record<string, { value: unknown; why: string 
 const UNSET_MEANING: Readonly<Record<string, string>> = {
   nodeName: "the NODE_NAME environment variable, which the DaemonSet sets to the pod's node",
   'observe.containerFsPath': 'the same as observe.imageFsPath',
+  'observe.kubeletCaFile': "the kubelet's self-signed serving certificate, <kubeletRootDir>/pki/kubelet.crt under hostRoot, where found; the system's CAs otherwise",
   'actions.localTerminationGracePeriod': "the engine's grace period for the eviction",
 };
 

@@ -37,6 +37,12 @@ export interface ObserveSettings {
   /** Read from the agent's own filesystem (not under `hostRoot`): usually its service-account token. */
   readonly kubeletTokenFile: string;
   readonly kubeletInsecureSkipVerify: boolean;
+  /**
+   * The PEM bundle the kubelet's serving certificate is verified with, a host path read under
+   * `hostRoot`; null: the kubelet's self-signed serving certificate (`<kubeletRootDir>/pki/kubelet.crt`)
+   * where found, the system's CAs otherwise.
+   */
+  readonly kubeletCaFile: string | null;
   /** How often per-pod disk usage is re-measured (walking volumes and logs is costly). */
   readonly diskUsageIntervalMs: number;
 }

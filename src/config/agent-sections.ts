@@ -58,6 +58,7 @@ export function observeSection(r: SettingReaders, reader: ConfigReader, observe:
     },
     kubeletTokenFile: path((v) => (observe.kubeletTokenFile = v)),
     kubeletInsecureSkipVerify: (e) => r.bool(e, (v) => (observe.kubeletInsecureSkipVerify = v)),
+    kubeletCaFile: path((v) => (observe.kubeletCaFile = v)),
     diskUsageInterval: (e) => r.duration(e, (ms) => (observe.diskUsageIntervalMs = ms)),
   };
 }

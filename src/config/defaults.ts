@@ -121,6 +121,7 @@ export function defaultAgentSettings(): AgentSettings {
       kubeletUrl: 'https://127.0.0.1:10250',
       kubeletTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
       kubeletInsecureSkipVerify: false,
+      kubeletCaFile: null,
       diskUsageIntervalMs: 60_000,
     },
     notifier: {

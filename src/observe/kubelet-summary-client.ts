@@ -6,9 +6,11 @@
 // failure to get any summary at all rejects, with EVA_ERR_OBSERVE, which the caller treats as "no
 // summary this pass", as the kubelet does when its summary provider fails.
 
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
+import { join } from 'node:path';
 import type { ObserveSettings } from '../api/agent-settings.js';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
@@ -24,14 +26,25 @@ import { ProblemLog } from './problem-log.js';
 /** What only the caller knows: the request bound, a CA bundle, the clock and the logger. */
 export interface KubeletSummaryObserverContext {
   readonly timeoutMs: number;
-  /** A PEM bundle to verify the kubelet's certificate with. */
+  /** A PEM bundle to verify the kubelet's certificate with, in place of {@link kubeletCaFile}'s. */
   readonly caFile?: string;
   readonly clock: Clock;
   readonly logger: Logger;
 }
 
-/** The settings it reads: the kubelet's URL, the bearer token's file, and whether to skip TLS verification. */
-export type KubeletSummarySettings = Pick<ObserveSettings, 'kubeletUrl' | 'kubeletTokenFile' | 'kubeletInsecureSkipVerify'>;
+/** The settings it reads: the kubelet's URL, the bearer token's file, how TLS is verified, and where the host is. */
+export type KubeletSummarySettings = Pick<ObserveSettings, 'kubeletUrl' | 'kubeletTokenFile' | 'kubeletInsecureSkipVerify' | 'kubeletCaFile' | 'hostRoot' | 'kubeletRootDir'>;
+
+/**
+ * The CA bundle the kubelet's certificate is verified with: `kubeletCaFile` under the host root, or
+ * the kubelet's self-signed serving certificate (`<kubeletRootDir>/pki/kubelet.crt`, which the
+ * kubelet writes when no serving certificate is configured) where found; undefined: the system's CAs.
+ */
+export function kubeletCaFile(settings: KubeletSummarySettings): string | undefined {
+  if (settings.kubeletCaFile !== null) return join(settings.hostRoot, settings.kubeletCaFile);
+  const selfSigned = join(settings.hostRoot, settings.kubeletRootDir, 'pki', 'kubelet.crt');
+  return existsSync(selfSigned) ? selfSigned : undefined;
+}
 
 export interface KubeletSummaryObserver extends NodeObserver {
   /** The problems of the latest observation. */
@@ -47,6 +60,14 @@ export function createKubeletSummaryObserver(settings: KubeletSummarySettings, c
   const problemLog = new ProblemLog(logger);
   const summaryUrl = new URL(`${settings.kubeletUrl.replace(/\/+$/, '')}/stats/summary`);
   const transport = summaryUrl.protocol === 'https:' ? https : http;
+  const caFile = context.caFile ?? kubeletCaFile(settings);
+  if (summaryUrl.protocol === 'https:') {
+    if (settings.kubeletInsecureSkipVerify) {
+      logger.warn("the kubelet's serving certificate is not verified (observe.kubeletInsecureSkipVerify): anything answering at its address is believed", { url: summaryUrl.href });
+    } else {
+      logger.info("verifying the kubelet's serving certificate", { url: summaryUrl.href, caFile: caFile ?? "the system's CAs" });
+    }
+  }
 
   async function readOptional(path: string | undefined, what: string): Promise<string | undefined> {
     if (path === undefined) return undefined;
@@ -107,7 +128,7 @@ export function createKubeletSummaryObserver(settings: KubeletSummarySettings, c
     // mirror pod's annotation; a mirror pod whose annotation is refused gets no stats, visibly.
     for (const reason of nodePods(pods).refused) problemLog.report(reason);
     const token = (await readOptional(settings.kubeletTokenFile, 'token file'))?.trim();
-    const ca = await readOptional(context.caFile, 'CA file');
+    const ca = await readOptional(caFile, 'CA file');
     let document: unknown;
     try {
       document = JSON.parse(await get(token, ca));

@@ -48,6 +48,7 @@ describe('agent settings', () => {
         kubeletUrl: 'https://10.0.0.7:10250',
         kubeletTokenFile: '/etc/kea/token',
         kubeletInsecureSkipVerify: true,
+        kubeletCaFile: '/etc/kubernetes/pki/kubelet-ca.crt',
         diskUsageIntervalMs: 120_000,
       },
       notifier: { mode: 'psi', psiStallThresholdMs: 150, psiWindowMs: 2000, fastCheckMinIntervalMs: 5, fastCheckMaxIntervalMs: 2000, fastCheckAllocationBytesPerSecond: 8 * 1024 ** 3, memoryHighWakeup: true },
@@ -101,6 +102,7 @@ describe('agent settings', () => {
       podCgroupRoot: 'kubepods',
       kubeletUrl: 'https://127.0.0.1:10250',
       kubeletInsecureSkipVerify: false,
+      kubeletCaFile: null,
       diskUsageIntervalMs: 60_000,
     });
     expect(settings.notifier).toEqual({

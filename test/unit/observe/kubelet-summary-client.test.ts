@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { FakeClock } from '../../fakes/fake-clock.js';
 import { RecordingLogger } from '../../fakes/recording-logger.js';
 import { systemClock } from '../../../src/api/clock.js';
+import { defaultAgentSettings } from '../../../src/config/defaults.js';
 import { createKubeletSummaryObserver, type KubeletSummaryObserver, type KubeletSummaryObserverContext } from '../../../src/observe/kubelet-summary-client.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -64,17 +65,20 @@ const realSummary = {
 interface ObserverOptions extends Partial<KubeletSummaryObserverContext> {
   readonly tokenFile?: string;
   readonly insecureSkipVerify?: boolean;
+  /** observe.kubeletCaFile. */
+  readonly caFileSetting?: string;
+  readonly hostRoot?: string;
 }
 
 // An empty token file, as the default: no Authorization header is sent.
-function summaryObserver(url: string, { tokenFile, insecureSkipVerify, ...context }: ObserverOptions = {}): KubeletSummaryObserver {
+function summaryObserver(url: string, { tokenFile, insecureSkipVerify, caFileSetting, hostRoot, ...context }: ObserverOptions = {}): KubeletSummaryObserver {
   let kubeletTokenFile = tokenFile;
   if (kubeletTokenFile === undefined) {
     kubeletTokenFile = join(scratch, 'empty-token');
     writeFileSync(kubeletTokenFile, '');
   }
   return createKubeletSummaryObserver(
-    { kubeletUrl: url, kubeletTokenFile, kubeletInsecureSkipVerify: insecureSkipVerify ?? false },
+    { kubeletUrl: url, kubeletTokenFile, kubeletInsecureSkipVerify: insecureSkipVerify ?? false, kubeletCaFile: caFileSetting ?? null, hostRoot: hostRoot ?? join(scratch, 'no-host'), kubeletRootDir: '/var/lib/kubelet' },
     { timeoutMs: 5000, clock: systemClock, logger: new RecordingLogger(), ...context },
   );
 }
@@ -231,5 +235,49 @@ describe('https', () => {
     writeFileSync(caFile, tls.cert);
     const { summary } = await summaryObserver(url, { caFile }).observe([]);
     expect(summary).toEqual(realSummary);
+  });
+
+  // A host root with the kubelet's self-signed serving certificate where the kubelet writes it.
+  function hostWithKubeletCert(cert: string, at = 'var/lib/kubelet/pki/kubelet.crt'): string {
+    const hostRoot = mkdtempSync(join(scratch, 'host-'));
+    execFileSync('mkdir', ['-p', join(hostRoot, at, '..')]);
+    writeFileSync(join(hostRoot, at), cert);
+    return hostRoot;
+  }
+
+  test("by default the kubelet's serving certificate under the host root verifies it, and says so at start", async () => {
+    if (skipped() || tls === undefined) return;
+    const url = await listen(json(realSummary), tls);
+    const hostRoot = hostWithKubeletCert(tls.cert);
+    const logger = new RecordingLogger();
+    const { summary } = await summaryObserver(url, { hostRoot, logger }).observe([]);
+    expect(summary).toEqual(realSummary);
+    expect(logger.lines.find((e) => e.msg === "verifying the kubelet's serving certificate")?.fields).toMatchObject({ caFile: join(hostRoot, 'var/lib/kubelet/pki/kubelet.crt') });
+  });
+
+  test('observe.kubeletCaFile is read under the host root; the wrong CA is refused with a clear error', async () => {
+    if (skipped() || tls === undefined) return;
+    const url = await listen(json(realSummary), tls);
+    const right = hostWithKubeletCert(tls.cert, 'etc/kubernetes/pki/kubelet-ca.crt');
+    expect((await summaryObserver(url, { hostRoot: right, caFileSetting: '/etc/kubernetes/pki/kubelet-ca.crt' }).observe([])).summary).toEqual(realSummary);
+    // Another self-signed certificate: a CA, but not the kubelet's.
+    const dir = mkdtempSync(join(scratch, 'other-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=other'], { stdio: 'ignore' });
+    const wrong = hostWithKubeletCert(readFileSync(join(dir, 'cert.pem'), 'utf8'), 'etc/kubernetes/pki/kubelet-ca.crt');
+    await expect(summaryObserver(url, { hostRoot: wrong, caFileSetting: '/etc/kubernetes/pki/kubelet-ca.crt' }).observe([])).rejects.toMatchObject({
+      code: 'EVA_ERR_OBSERVE',
+      message: expect.stringMatching(/^kubelet summary unavailable: GET https:\/\/127\.0\.0\.1:\d+\/stats\/summary: .*(SELF_SIGNED|unable to verify|self-signed)/i),
+    });
+  });
+
+  test('skipping verification is an opt-in that warns at start', async () => {
+    if (skipped() || tls === undefined) return;
+    const url = await listen(json(realSummary), tls);
+    const logger = new RecordingLogger();
+    await summaryObserver(url, { insecureSkipVerify: true, logger }).observe([]);
+    expect(logger.lines.filter((e) => e.level === 'warn').map((e) => e.msg)).toEqual([
+      "the kubelet's serving certificate is not verified (observe.kubeletInsecureSkipVerify): anything answering at its address is believed",
+    ]);
+    expect(defaultAgentSettings().observe.kubeletInsecureSkipVerify).toBe(false);
   });
 });
