@@ -152,6 +152,10 @@ describe('blind evictions are refused', () => {
     expect(acted(h)).toEqual([]);
     cpSync(`${fixturesDir}cgroup-v1/cgroupfs/sys/fs/cgroup/memory/kubepods`, join(dir, 'sys/fs/cgroup/memory/kubepods'), { recursive: true });
     await h.clock.stepAsync(10_000);
+    // The pass reads the real files (the thread pool, not microtasks): wait for it in real time.
+    for (const deadlineMs = Date.now() + 10_000; h.agent.readiness.reason() !== null && Date.now() < deadlineMs; ) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     await flushMicrotasks();
     expect(h.agent.readiness.reason()).toBeNull();
     expect(h.cluster.events.events.filter((e) => e.reason === 'PodStatsFound')).toHaveLength(1);
