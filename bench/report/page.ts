@@ -13,6 +13,7 @@ import type { FootprintData } from '../parts/footprint.js';
 import type { NodeCostData } from '../parts/node-cost.js';
 import type { OomRaceData } from '../parts/oom-race.js';
 import type { ReactionLatencyData } from '../parts/reaction-latency.js';
+import type { RealNodeData } from '../parts/real-node.js';
 import type { RuntimeData } from '../parts/runtime.js';
 import { errorMessage } from '../../src/errors.js';
 import { missingSection, table, type Headline, type Section } from './markdown.js';
@@ -20,9 +21,10 @@ import { costSection } from './section-cost.js';
 import { footprintSection } from './section-footprint.js';
 import { latencySection } from './section-latency.js';
 import { oomRaceSection } from './section-oom-race.js';
+import { realNodeSection } from './section-real-node.js';
 import { runtimeSection } from './section-runtime.js';
 
-type Render = (result: PartResult, title: string) => Section;
+type Render = (result: PartResult, title: string, results: ReadonlyMap<string, PartResult>) => Section;
 
 // Beside the source in bench/report/ (the compiled page runs from dist/bench/report/).
 const CGROUP_V2_RACE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bench', 'report', 'cgroup-v2-oom-race.md');
@@ -43,6 +45,7 @@ const PLACEHOLDERS: Readonly<Record<string, readonly Omit<Headline, 'result' | '
     { what: 'the same, the CPUs saturated by two busy processes (a busy node)', target: 'p99 < 10 ms' },
     { what: 'the same, 1,000 pods', target: 'p99 < 10 ms' },
   ],
+  'real-node': [{ what: 'Real node (kubelet, containerd, kube-apiserver): leaks evicted before the kernel OOM killer', target: 'every run' }],
   'node-cost': [
     { what: 'One synchronize (observe + decide), 110 pods, median', target: '< 5 ms' },
     { what: 'One synchronize (observe + decide), 1000 pods, median', target: '< 40 ms' },
@@ -63,6 +66,7 @@ const RENDERERS: Readonly<Record<string, Render>> = {
   'node-cost': (r) => costSection(r as PartResult<NodeCostData>),
   footprint: (r) => footprintSection(r as PartResult<FootprintData>),
   runtime: (r, title) => runtimeSection(r as PartResult<RuntimeData>, title),
+  'real-node': (r, title, results) => realNodeSection(r as PartResult<RealNodeData>, title, results.get('reaction-latency') as PartResult<ReactionLatencyData> | undefined),
 };
 
 function verdict(h: Headline): string {
@@ -80,7 +84,7 @@ export function writeBenchmarkPage(docsDir: string, results: ReadonlyMap<string,
     const title = `${i + 1}. ${part.title}`;
     if (result === undefined || result.data === null) return missingSection(title, result, PLACEHOLDERS[part.name] ?? []);
     try {
-      return (RENDERERS[part.name] as Render)(result, title);
+      return (RENDERERS[part.name] as Render)(result, title, results);
     } catch (err) {
       return missingSection(title, { ...result, error: `cannot render the stored result: ${errorMessage(err)}`, data: null }, PLACEHOLDERS[part.name] ?? []);
     }
@@ -114,11 +118,12 @@ ${cgroupV2RaceSection()}
 \`\`\`
 npm run bench                       # everything, about half an hour; rewrites this page
 npm run bench -- --quick            # a smoke check, a few minutes (writes to a scratch directory)
-npm run bench -- --part oom-race    # one part: oom-race, reaction-latency, node-cost, footprint, runtime
+npm run bench -- --part oom-race    # one part: oom-race, reaction-latency, node-cost, footprint, runtime, real-node
 \`\`\`
 
 It needs root and a cgroup v1 memory hierarchy with \`cgroup.event_control\` at \`/sys/fs/cgroup/memory\`
-(where memory thresholds fire); the runtime part also needs the image's Node (\`bash scripts/install-node.sh\`), and part 3's C reference reader a C compiler (\`cc\`; without one it is skipped, with the reason).
+(where memory thresholds fire); the runtime part also needs the image's Node (\`bash scripts/install-node.sh\`), and part 3's C reference reader a C compiler (\`cc\`; without one it is skipped, with the reason),
+and the real node part the end-to-end suite's binaries (\`bash scripts/e2e-env.sh\` builds or finds them, cached).
 A part that cannot run says so here and in the output. Everything
 it creates — cgroups named \`kea-bench-<pid>-…\`, the processes in them, the API stand-in, scratch
 files — is removed when it ends, also on failure or Ctrl-C. Results are kept per part in

@@ -7,13 +7,20 @@
 // cold build takes minutes, so a missing binary is a reason to skip, printed with the command that
 // builds it.
 
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The repository's root directory. */
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+/**
+ * The repository's root directory: the nearest one above this file holding package.json (three
+ * levels up in the source tree, four once compiled under dist/, where the benchmark runs it).
+ */
+export const REPO_ROOT = ((): string => {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let up = 0; up < 6 && !existsSync(join(dir, 'package.json')); up++) dir = dirname(dir);
+  return existsSync(join(dir, 'package.json')) ? dir : resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+})();
 
 export interface ControlPlaneBinaries {
   readonly apiserver: string;

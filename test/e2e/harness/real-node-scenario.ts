@@ -12,7 +12,7 @@ import { createNamespace, createPod, type PodLike } from './objects.js';
 import { PortTimeline } from './port-timeline.js';
 import { WORKLOAD_IMAGE, type RealNode } from './real-node.js';
 import { Recorder } from './recorder.js';
-import type { TestContext } from './suite.js';
+import type { TestContext } from './test-context.js';
 import { waitFor } from './wait.js';
 
 export interface RealPodOptions {

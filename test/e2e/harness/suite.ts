@@ -11,6 +11,7 @@ import type { ApiClient } from './api-client.js';
 import { installAgentIdentity, type AgentIdentity } from './agent-identity.js';
 import { findControlPlaneBinaries } from './binaries.js';
 import { ControlPlane } from './control-plane.js';
+import type { TestContext } from './test-context.js';
 
 export interface SuiteOptions<F = undefined> {
   /** Nodes that get a kubelet identity. */
@@ -30,17 +31,7 @@ export interface SuiteFixture<F> {
   diagnostics?(fixture: F): string;
 }
 
-export interface TestContext<F = undefined> {
-  readonly plane: ControlPlane;
-  readonly admin: ApiClient;
-  readonly identity: AgentIdentity;
-  /** The suite's fixture (undefined without one). */
-  readonly fixture: F;
-  /** Adds a source of diagnostics for a failure of this test (agent logs, pod histories). */
-  addDiagnostics(source: () => string): void;
-  /** Runs `cleanup` when the test ends, passed or failed; the latest registered runs first. */
-  defer(cleanup: () => Promise<void> | void): void;
-}
+export type { TestContext } from './test-context.js';
 
 /** A test's body receives its context. */
 export type SuiteTest<F = undefined> = (context: TestContext<F>) => Promise<void>;
