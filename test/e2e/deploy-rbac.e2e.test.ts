@@ -34,6 +34,7 @@ const EXPECTED_RIGHTS: Readonly<Record<string, string>> = {
   '/events:create': 'Evicted, EvictionThresholdMet and TaintManagerEviction Events',
   '/events:patch': 'repeated Events',
   '/nodes/stats:get': 'observe.source: kubelet reads the kubelet\'s /stats/summary',
+  'apps/replicasets:get': 'the eviction storm guard names an evicted pod\'s Deployment from its ReplicaSet',
 };
 
 function rights(rules: readonly PolicyRule[]): string[] {
@@ -101,6 +102,9 @@ const accessCases: AccessCase[] = [
   { name: 'delete events', attributes: { verb: 'delete', resource: 'events', namespace: 'app' }, allowed: false },
   { name: 'request service account tokens', attributes: { verb: 'create', resource: 'serviceaccounts', subresource: 'token', namespace: 'kube-system' }, allowed: false },
   { name: 'delete PodDisruptionBudgets', attributes: { verb: 'delete', resource: 'poddisruptionbudgets', group: 'policy', namespace: 'app' }, allowed: false },
+  { name: 'get a ReplicaSet', attributes: { verb: 'get', resource: 'replicasets', group: 'apps', namespace: 'app', name: 'web-5d4f8c' }, allowed: true },
+  { name: 'list ReplicaSets', attributes: { verb: 'list', resource: 'replicasets', group: 'apps' }, allowed: false },
+  { name: 'update ReplicaSets', attributes: { verb: 'update', resource: 'replicasets', group: 'apps', namespace: 'app', name: 'web-5d4f8c' }, allowed: false },
   { name: 'update DaemonSets', attributes: { verb: 'update', resource: 'daemonsets', group: 'apps', namespace: 'kube-eviction-agent' }, allowed: false },
 ];
 
