@@ -112,16 +112,21 @@ async function killedByTheKernel(box: CgroupSandbox, w: Watching, grower: Sandbo
 // release ("node" on 20, "MainThread" on 24): read it from the process itself.
 const commOf = (pid: number): string => readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
 
-const containerPath = (box: CgroupSandbox): string => `/${box.name}/kubepods/burstable/pod${POD_UID}/${CONTAINER_ID}`;
+// The test pod's container cgroup, made with its memory limit; its path relative to the sandbox.
+const CONTAINER = `kubepods/burstable/pod${POD_UID}/${CONTAINER_ID}`;
+function containerWithLimit(box: CgroupSandbox, limitBytes: bigint): string {
+  box.mkdir(CONTAINER);
+  box.setLimit(CONTAINER, limitBytes);
+  return CONTAINER;
+}
+
+const containerPath = (box: CgroupSandbox): string => `/${box.name}/${CONTAINER}`;
 
 describe('kernel OOM kills on cgroup v1 (root)', () => {
   test('a container at its own limit: reported once from the kernel log, with the PID, the process and both cgroups', async () => {
     if (sandbox === undefined || kernelLogReason !== null) return void console.log(`skipped: ${reason ?? kernelLogReason}`);
     const box = sandbox;
-    const container = `kubepods/burstable/pod${POD_UID}/${CONTAINER_ID}`;
-    box.mkdir(container);
-    box.setLimit(container, 160n * MI);
-    const grower = await box.startCommand(container, GROWER);
+    const grower = await box.startCommand(containerWithLimit(box, 160n * MI), GROWER);
     const comm = commOf(grower.pid);
     const fdsBefore = openFds();
     const w = watch(box, true);
@@ -157,9 +162,7 @@ describe('kernel OOM kills on cgroup v1 (root)', () => {
   test('a node at its limit: the victim in a container without a limit, the OOM at the node cgroup', async () => {
     if (sandbox === undefined || kernelLogReason !== null) return void console.log(`skipped: ${reason ?? kernelLogReason}`);
     const box = sandbox;
-    const container = `kubepods/burstable/pod${POD_UID}/${CONTAINER_ID}`;
-    box.mkdir(container);
-    box.setLimit(container, 1n << 40n);
+    const container = containerWithLimit(box, 1n << 40n);
     box.setLimit('', 200n * MI);
     const grower = await box.startCommand(container, GROWER);
     const comm = commOf(grower.pid);
@@ -183,10 +186,7 @@ describe('kernel OOM kills on cgroup v1 (root)', () => {
   test('without the kernel log: the counters find the kill, and the cgroup at its limit is inferred from its peak', async () => {
     if (sandbox === undefined) return void console.log(`skipped: ${reason}`);
     const box = sandbox;
-    const container = `kubepods/burstable/pod${POD_UID}/${CONTAINER_ID}`;
-    box.mkdir(container);
-    box.setLimit(container, 160n * MI);
-    const grower = await box.startCommand(container, GROWER);
+    const grower = await box.startCommand(containerWithLimit(box, 160n * MI), GROWER);
     const w = watch(box, false);
     try {
       expect(w.watcher.sources()).toEqual(['oom-control', 'counter-scan']);
@@ -210,10 +210,7 @@ describe('kernel OOM kills on cgroup v1 (root)', () => {
   test('the kernel log asked for but unreadable (the default DaemonSet: no CAP_SYSLOG, no /dev/kmsg): one warning, the counters find the kill', async () => {
     if (sandbox === undefined) return void console.log(`skipped: ${reason}`);
     const box = sandbox;
-    const container = `kubepods/burstable/pod${POD_UID}/${CONTAINER_ID}`;
-    box.mkdir(container);
-    box.setLimit(container, 160n * MI);
-    const grower = await box.startCommand(container, GROWER);
+    const grower = await box.startCommand(containerWithLimit(box, 160n * MI), GROWER);
     // Under the DaemonSet's capabilities the real device refuses; with CAP_SYSLOG, a container without the device is simulated.
     const w = watch(box, true, kernelLogReason !== null ? KERNEL_LOG : `/dev/kea-test-${process.pid}-no-kmsg`);
     try {
