@@ -22,6 +22,9 @@ import { createAgentMetrics, type AgentMetrics } from './metrics.js';
 import { NodeIdentityGuard } from './node-identity.js';
 import { NodeStatusReporter, type NodeStatusSettings } from './node-status.js';
 import type { OomAttribution } from './oom-attribution.js';
+
+/** What the agent made of a kernel OOM kill, for `onOomKill`. */
+export type { OomAttribution };
 import { OomKillReporter } from './oom-kill-reporter.js';
 import { PodStatsGuard } from './pod-stats-guard.js';
 import type { ClusterView, EventRecorder, KernelOomKill, LocalTerminator, MemoryThresholdNotifier, NodeObserver, NodeReporter, OomKillWatcher, OwnerLookup, PodActions } from './ports.js';

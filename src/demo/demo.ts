@@ -5,7 +5,9 @@
 // deletions. The sandbox is on whichever cgroup hierarchy the kernel gives, and the agent watches
 // it as it would a node of that kind: on cgroup v1 the kernel's memory threshold notification, on
 // cgroup v2 the PSI triggers and the working-set fast check. It prints a live timeline and a summary, and removes everything it created, also
-// on Ctrl-C.
+// on Ctrl-C. In dry run the agent decides and does not act, so the kernel OOM killer fires at the
+// limit, and the demo prints the agent's attribution of the kill: the pod and container, the kind of
+// kill, the figures, and what the agent was doing.
 
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,8 +21,8 @@ import { podKey, type Pod } from '../api/pod.js';
 import { formatQuantity, quantityFromInteger } from '../api/quantity.js';
 import { startNodeAgent } from '../compose/agent.js';
 import { parseConfigText } from '../config/load.js';
-import type { RunningAgent } from '../daemon/agent.js';
-import type { LocalTerminator, MemoryThresholdNotifier, PodActions } from '../daemon/ports.js';
+import type { OomAttribution, RunningAgent } from '../daemon/agent.js';
+import type { KernelOomKill, LocalTerminator, MemoryThresholdNotifier, PodActions } from '../daemon/ports.js';
 import { isCriticalPod } from '../eviction/critical.js';
 import type { Eviction, SynchronizeResult } from '../eviction/types.js';
 import { kubeconfigFor, startApiStandIn, type ApiStandIn } from './api-stand-in.js';
@@ -40,6 +42,8 @@ export interface DemoOptions {
   readonly timeLimitMs: number;
   /** Use simulated stats even where real cgroups are available. */
   readonly simulated: boolean;
+  /** The agent decides and reports but does not act: the kernel OOM killer fires, and its kill is attributed. */
+  readonly dryRun?: boolean;
   readonly out: Writable;
   /** Aborting it (Ctrl-C) stops the demo and cleans up. */
   readonly signal?: AbortSignal;
@@ -49,11 +53,25 @@ export interface DemoSummary {
   readonly mode: 'cgroup-v1' | 'cgroup-v2' | 'simulated';
   /** The agent's notifier: memcg-v1 on cgroup v1, psi on cgroup v2. */
   readonly notifier: string;
+  readonly dryRun: boolean;
   readonly evicted: readonly string[];
+  /** The pods the agent decided to evict (in dry run, without acting). */
+  readonly decided: readonly string[];
   readonly oomKills: number;
+  /** The kernel OOM kills the agent found, as it attributed them. */
+  readonly attributed: readonly DemoOomKill[];
   readonly peakUsageBytes: number;
   /** From the kernel notification to the first action on the leaking pod. */
   readonly reactionMs: number | null;
+}
+
+export interface DemoOomKill {
+  /** `namespace/name`, or null for a kill outside the pods. */
+  readonly pod: string | null;
+  readonly container: string | null;
+  readonly kind: OomAttribution['kind'];
+  readonly nodeLevel: boolean;
+  readonly agentState: OomAttribution['agentState'];
 }
 
 interface DemoPod {
@@ -111,6 +129,7 @@ function demoPods(leakBytesPerSecond: number): DemoPod[] {
 }
 
 const mib = (bytes: number): string => `${Math.round(bytes / Mi)}Mi`;
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
 
 export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   const startedMs = Date.now();
@@ -126,6 +145,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   let kubelet: NodeJS.Timeout | null = null;
   let ticker: NodeJS.Timeout | null = null;
   const evicted: string[] = [];
+  const decided: string[] = [];
+  const attributed: DemoOomKill[] = [];
+  const dryRun = options.dryRun === true;
   let notifiedAtMs: number | null = null;
   let reactionMs: number | null = null;
   let notifierMode = 'none';
@@ -137,7 +159,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         : `Sandbox node: simulated ${mib(NODE_CAPACITY_BYTES)} of memory (${available.ok ? 'as asked' : `real cgroups unavailable: ${available.reason}`}); pods are real processes, usage is their resident memory\n`,
     );
     options.out.write(`Notifier: ${NOTIFIER_LINES[version ?? 'simulated']}\n`);
-    options.out.write(`Eviction threshold: memory.available < ${THRESHOLD} (hard), so the agent acts when the pods use more than ${mib(NODE_CAPACITY_BYTES - 256 * Mi)}\n\n`);
+    options.out.write(`Eviction threshold: memory.available < ${THRESHOLD} (hard), so the agent acts when the pods use more than ${mib(NODE_CAPACITY_BYTES - 256 * Mi)}\n`);
+    if (dryRun) options.out.write('Dry run: the agent decides and reports but does not act, so the kernel OOM killer fires at the limit; the agent says whom it killed and what it was doing\n');
+    options.out.write('\n');
 
     // The API stand-in and this node.
     standIn = await startApiStandIn();
@@ -168,6 +192,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     agent = await startNodeAgent({
       config: parseConfigText(demoConfig(scratchDir, version ?? 'v1'), 'demo'),
       nodeName: NODE_NAME,
+      dryRun,
       cluster: { kubeconfigYaml: kubeconfigFor(standIn) },
       reload: null,
       serverPort: 0,
@@ -182,7 +207,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
           actions: printingActions(deps.actions, print, onActed),
           notifier: printingNotifier(deps.notifier, print, onNotified),
           terminator: printingTerminator(deps.terminator, print, onActed),
-          onDecision: (result) => printDecision(result, print),
+          onDecision: (result) => {
+            for (const eviction of result.evictions) if (!decided.includes(podKey(eviction.pod))) decided.push(podKey(eviction.pod));
+            printDecision(result, print, dryRun);
+          },
+          onOomKill: (kill, attribution) => {
+            attributed.push(demoOomKill(attribution));
+            printOomKill(kill, attribution, print);
+          },
           onShortcut: (eviction) => printShortcut(eviction, api.pods(), print),
         };
       },
@@ -208,16 +240,19 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     // Run until the leak is dealt with (and memory is seen falling), the OOM killer fires, or time runs out.
     const deadlineMs = Date.now() + options.timeLimitMs;
     let goneAtMs: number | null = null;
+    let oomSeenAtMs: number | null = null;
     while (Date.now() < deadlineMs && options.signal?.aborted !== true) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      if (node.oomKills() > 0) {
+      if (oomSeenAtMs === null && node.oomKills() > 0) {
         print('kernel: the OOM killer fired');
-        break;
+        oomSeenAtMs = Date.now();
       }
+      // The agent's report of the kill follows within milliseconds (at most its kernel-log wait).
+      if (oomSeenAtMs !== null && (attributed.length > 0 || Date.now() - oomSeenAtMs > OOM_REPORT_WAIT_MS)) break;
       if (goneAtMs === null && evicted.length > 0 && standIn.pod('shop', 'leaky') === null) goneAtMs = Date.now();
       if (goneAtMs !== null && Date.now() - goneAtMs > 2000) break;
     }
-    const summary: DemoSummary = { mode: version === null ? 'simulated' : `cgroup-${version}`, notifier: notifierMode, evicted, oomKills: node.oomKills(), peakUsageBytes: node.maxUsageBytes(), reactionMs };
+    const summary: DemoSummary = { mode: version === null ? 'simulated' : `cgroup-${version}`, notifier: notifierMode, dryRun, evicted, decided, oomKills: node.oomKills(), attributed, peakUsageBytes: node.maxUsageBytes(), reactionMs };
     options.out.write(formatSummary(summary, options.signal?.aborted === true));
     return summary;
   } finally {
@@ -230,10 +265,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   }
 }
 
+// The agent's report of a kill comes well inside this (its kernel-log wait is 500 ms by default).
+const OOM_REPORT_WAIT_MS = 5000;
+
 function formatSummary(summary: DemoSummary, interrupted: boolean): string {
   const lines = ['', interrupted ? 'Interrupted.' : 'Summary'];
+  if (summary.dryRun) lines.push(`  decided (dry run):    ${summary.decided.length === 0 ? 'nothing' : `evict ${summary.decided.join(', ')}, not acted on`}`);
   lines.push(`  evicted:              ${summary.evicted.length === 0 ? 'nothing' : summary.evicted.join(', ')}`);
   lines.push(`  kernel OOM kills:     ${summary.oomKills}${summary.oomKills === 0 && summary.evicted.length > 0 ? ' (the agent acted first)' : ''}`);
+  if (summary.dryRun && summary.attributed.length === 0) lines.push(`  attributed:           nothing${summary.mode === 'simulated' ? ' (a simulated node has no kernel OOM kills to watch)' : ''}`);
+  for (const kill of summary.attributed) lines.push(`  attributed:           ${kill.pod ?? 'outside the pods'}${kill.container === null ? '' : `, container ${kill.container}`}: ${kill.nodeLevel ? 'node-level' : 'limit'} kill (${kill.kind}), agent ${kill.agentState}`);
   lines.push(`  peak memory use:      ${mib(summary.peakUsageBytes)} of ${mib(NODE_CAPACITY_BYTES)}`);
   if (summary.reactionMs !== null) lines.push(`  notification to kill: ${summary.reactionMs} ms`);
   lines.push(`  notifier:             ${summary.notifier}`);
@@ -267,9 +308,9 @@ function printShortcut(eviction: Eviction, pods: readonly Pod[], print: (text: s
   if (critical.length > 0) print(`  critical pods are never candidates: ${critical.join(', ')}`);
 }
 
-function printDecision(result: SynchronizeResult, print: (text: string) => void): void {
+function printDecision(result: SynchronizeResult, print: (text: string) => void, dryRun: boolean): void {
   for (const eviction of result.evictions) {
-    print(`decision: ${describeEviction(eviction)}`);
+    print(`decision${dryRun ? ' (dry run, not acted on)' : ''}: ${describeEviction(eviction)}`);
     print(`  "${eviction.message.trimEnd()}"`);
   }
   for (const note of result.notes) if (note.code === 'critical-pod') print(`decision: ${note.message} (skipped)`);
@@ -277,6 +318,30 @@ function printDecision(result: SynchronizeResult, print: (text: string) => void)
     const ranking = result.ranking.map((r) => `${podKey(r.pod)}${r.critical ? ' (critical)' : ''} ${r.usage === null ? '' : formatQuantity(quantityFromInteger(r.usage))}`);
     print(`  ranking: ${ranking.join(' > ')}`);
   }
+}
+
+function demoOomKill(attribution: OomAttribution): DemoOomKill {
+  return { pod: attribution.pod === null ? null : podKey(attribution.pod), container: attribution.container, kind: attribution.kind, nodeLevel: attribution.nodeLevel, agentState: attribution.agentState };
+}
+
+// The agent's attribution of a kernel OOM kill, as `explain` would put it: who, what kind, the
+// figures, and what the agent was doing.
+function printOomKill(kill: KernelOomKill, attribution: OomAttribution, print: (text: string) => void): void {
+  const who = attribution.pod === null ? (kill.victim?.path ?? 'an unknown cgroup') : `pod ${podKey(attribution.pod)}${attribution.container === null ? '' : `, container ${attribution.container}`}`;
+  const victim = kill.process === null ? 'a process' : `process ${kill.process}${kill.pid === null ? '' : ` (pid ${kill.pid})`}`;
+  print(`agent: kernel OOM kill of ${who}: ${attribution.nodeLevel ? 'node-level' : 'limit'} kill (${attribution.kind}), ${victim}, found through ${kill.source} ${Math.max(0, kill.detectedAtMs - kill.atMs)} ms after it`);
+  const figures = [
+    kill.victim?.memory?.peakBytes == null ? null : `victim cgroup peak ${mib(Number(kill.victim.memory.peakBytes))}`,
+    kill.oomCgroup?.memory?.limitBytes == null ? null : `${kill.oomCgroup.path} limit ${mib(Number(kill.oomCgroup.memory.limitBytes))}`,
+    kill.rssBytes === null ? null : `process resident ${mib(Number(kill.rssBytes))}`,
+  ].filter((figure): figure is string => figure !== null);
+  if (figures.length > 0) print(`  figures: ${figures.join(', ')}`);
+  const behind = [
+    attribution.crossingSeenBeforeMs === null ? 'no crossing seen' : `crossing seen ${seconds(attribution.crossingSeenBeforeMs)} before the kill`,
+    attribution.lastPassBeforeMs === null ? 'no pass yet' : `last pass ${seconds(attribution.lastPassBeforeMs)} before the kill`,
+  ];
+  print(`  the agent: ${attribution.agentState} (${behind.join(', ')})`);
+  print(`  "${(attribution.podMessage ?? attribution.nodeMessage).trimEnd()}"`);
 }
 
 function printingNotifier(inner: MemoryThresholdNotifier, print: (text: string) => void, onNotified: (atMs: number) => void): MemoryThresholdNotifier {

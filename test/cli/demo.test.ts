@@ -29,6 +29,35 @@ describe('demo', () => {
     }, 90_000);
   }
 
+  // In dry run the agent decides and does not act: the kernel OOM killer fires at the sandbox's
+  // limit, and the agent attributes the kill to the leaking pod, saying it had seen the crossing.
+  (realCgroups ? test : test.skip)('in dry run, attributes the kernel OOM kill to the leaking pod (real cgroups, root, cgroup v1)', () => {
+    const result = runCli(['demo', '--dry-run', '--leak-rate', '100', '--time-limit', '45']);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/decision \(dry run, not acted on\): evict shop\/leaky \(memory.available, hard, grace 1s\)/);
+    expect(result.stdout).not.toMatch(/API: DELETE|node: SIGTERM/);
+    // The explain-style line: pod, container, kind, the victim process; then the figures and what the agent was doing.
+    const line = /agent: kernel OOM kill of pod shop\/leaky, container main: node-level kill \(node\), process node \(pid (\d+)\), found through (kernel-log|oom-control|counter-scan) (\d+) ms after it\n/.exec(result.stdout);
+    expect(line).not.toBeNull();
+    expect(Number(line?.[3])).toBeLessThan(5000);
+    const figures = /figures: victim cgroup peak (\d+)Mi, \/kea-demo-\d+ limit 1024Mi/.exec(result.stdout);
+    expect(figures).not.toBeNull();
+    // The leak was the largest user when the limit was met: above the static pod's 300Mi.
+    expect(Number(figures?.[1])).toBeGreaterThan(300);
+    const agent = /the agent: dry-run \(crossing seen ([\d.]+) s before the kill, last pass ([\d.]+) s before the kill\)/.exec(result.stdout);
+    expect(agent).not.toBeNull();
+    // It saw the crossing before the kill: the leak needs over a second at 100 MiB/s from the threshold to the limit.
+    expect(Number(agent?.[1])).toBeGreaterThan(0.5);
+    expect(Number(agent?.[1])).toBeLessThan(45);
+    expect(result.stdout).toMatch(/"The kernel OOM killer killed process node \(pid \d+\) of container main: the node was out of memory \(\/kea-demo-\d+ at its limit 1024Mi\)\. Container main was using \d+Mi at its peak, request is 64Mi, limit is none\. The agent had seen memory\.available < 256Mi \(hard\) crossed [\d.]+m?s before the kill and, in dry run, did not act\."/);
+    expect(result.stdout).toMatch(/decided \(dry run\): +evict shop\/leaky, not acted on\n/);
+    expect(result.stdout).toMatch(/evicted: +nothing\n/);
+    expect(result.stdout).toMatch(/kernel OOM kills: +1\n/);
+    expect(result.stdout).toMatch(/attributed: +shop\/leaky, container main: node-level kill \(node\), agent dry-run\n/);
+    expect(result.status).toBe(0);
+    expect(demoCgroups()).toEqual([]);
+  }, 90_000);
+
   test('Ctrl-C stops it and removes everything it created', async () => {
     const child = spawn(process.execPath, [CLI, 'demo', '--leak-rate', '10', '--time-limit', '60'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
