@@ -5,6 +5,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { registerCheckConfig } from './check-config.js';
+import { registerCleanup } from './cleanup.js';
 import { registerRecord } from './record.js';
 import { registerReplay } from './replay.js';
 import { registerRun } from './run.js';
@@ -28,5 +29,6 @@ export function buildProgram(): Command {
   registerReplay(program);
   registerRecord(program);
   registerExplain(program);
+  registerCleanup(program);
   return program;
 }

@@ -17,6 +17,7 @@ import type { BackoffPolicy } from './backoff.js';
 import { loadClientLibrary, type ClientLibrary, type CoreV1Api, type KubeConfig } from './client-library.js';
 import { KubeClusterView, type ClusterViewHandle } from './cluster-view.js';
 import { KubeEventRecorder } from './event-recorder.js';
+import { createNodeCleaner, type NodeCleaner } from './node-cleaner.js';
 import { createNodeReads, type NodeReads } from './node-reads.js';
 import { KubeNodeReporter } from './node-reporter.js';
 import { createOwnerLookup } from './owner-lookup.js';
@@ -61,6 +62,8 @@ export interface KubeClient {
   nodeReads(): NodeReads;
   /** A ReplicaSet's owner (the eviction storm guard counts evictions by Deployment). */
   ownerLookup(): OwnerLookup;
+  /** Takes the agent's conditions and taint off Nodes (for `cleanup`). */
+  nodeCleaner(): NodeCleaner;
 }
 
 export const DEFAULT_USER_AGENT = 'kube-eviction-agent';
@@ -138,6 +141,10 @@ class Client implements KubeClient {
 
   ownerLookup(): OwnerLookup {
     return createOwnerLookup({ apps: this.kubeConfig.makeApiClient(this.lib.AppsV1Api), caller: this.caller });
+  }
+
+  nodeCleaner(): NodeCleaner {
+    return createNodeCleaner({ lib: this.lib, core: this.core, caller: this.caller, clock: this.options.clock, logger: this.logger.child({ component: 'node-cleaner' }), random: this.options.random });
   }
 }
 

@@ -6,3 +6,4 @@ export type { ClusterViewHandle } from './cluster-view.js';
 export { DEFAULT_REQUEST_TIMEOUT_MS } from './api-call.js';
 export { KUBELET_CONDITION_TYPES } from './node-conditions.js';
 export type { NodeReads } from './node-reads.js';
+export type { AgentNodeMarks, NodeCleaner, NodeCleanupOutcome } from './node-cleaner.js';
