@@ -13,6 +13,7 @@ import type { Eviction, SynchronizeResult } from '../eviction/types.js';
 import type { Threshold } from '../api/threshold.js';
 import { guardPorts } from './acting-guard.js';
 import { AgentActivity, trackActivity } from './agent-activity.js';
+import { NodePodFilter, POD_REFUSAL_REASONS } from './node-pod-filter.js';
 import { ConfigWatcher, type ReloadResult } from './config-watcher.js';
 import { EvictionExecutor, type ExecutorSettings } from './eviction-executor.js';
 import { EvictionStormGuard } from './eviction-storms.js';
@@ -301,7 +302,17 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
   // What the agent was doing, for the moment the kernel OOM killer fires.
   let thresholds: () => readonly Threshold[] = () => [];
   const activity = new AgentActivity({ dryRun: () => isDryRun(live), notifierMode: callerDeps.notifier.mode, thresholds: () => thresholds(), armed: () => null });
-  const deps = trackActivity(callerDeps, activity);
+  const tracked = trackActivity(callerDeps, activity);
+  // Every part sees only the pods it may act on: bound to this node, with a usable identity.
+  const nodePods = new NodePodFilter({
+    nodeName: options.nodeName,
+    cluster: tracked.cluster,
+    logger: tracked.logger,
+    onRefusedCounts: (counts) => {
+      for (const reason of POD_REFUSAL_REASONS) metrics.refusedPods.set({ reason }, counts[reason]);
+    },
+  });
+  const deps: AgentDeps = { ...tracked, cluster: nodePods };
   const parts = buildParts(options, deps, live, metrics, events);
   thresholds = () => parts.manager.thresholds;
   const oomKills =

@@ -19,6 +19,7 @@ export interface AgentMetrics {
   readonly configReloads: Counter<'result'>;
   readonly configInfo: Gauge<'kind'>;
   readonly observeProblems: Gauge;
+  readonly refusedPods: Gauge<'reason'>;
   readonly apiErrors: Counter<'operation' | 'status'>;
   readonly taintEvictions: Counter<'action' | 'result'>;
   readonly softEvictionsHeld: Counter<'signal'>;
@@ -64,6 +65,7 @@ export function createAgentMetrics(withDefaults = true): AgentMetrics {
     configReloads: counter('config_reloads_total', 'Configuration reloads, by result (applied, requires-restart: applied but for fields that need a restart, rejected)', ['result']),
     configInfo: gauge('config_info', 'The kind of configuration file in use (value 1)', ['kind']),
     observeProblems: gauge('observe_problems', 'Number of distinct reasons some node stats are missing (see logs and /readyz)'),
+    refusedPods: gauge('refused_pods', 'Pods the API server lists for this node that the agent never acts on, by reason (uid, name, other-node); each is logged', ['reason']),
     apiErrors: counter('api_errors_total', 'Failed Kubernetes API calls, by operation and HTTP status (0: not reached)', ['operation', 'status']),
     taintEvictions: counter('taint_evictions_total', 'NoExecute taint evictions, by action (scheduled, cancelled, deleted) and result', ['action', 'result']),
     softEvictionsHeld: counter('soft_evictions_held_total', 'Soft evictions held back by the per-node budget (stormGuard.softEvictionBudget), by signal', ['signal']),

@@ -1,6 +1,7 @@
 // The ClusterView port over the API server: this node's pods (a field selector on spec.nodeName,
-// so other nodes' pods never reach the agent) and this node's object, each kept by a reflector
-// that relists and reconnects on its own. It never throws on API errors; it logs and retries.
+// which the agent checks again in src/daemon/node-pod-filter.ts) and this node's object, each
+// kept by a reflector that relists and reconnects on its own. It never throws on API errors; it
+// logs and retries.
 
 import type { ConfigurationOptions } from '@kubernetes/client-node';
 import type { Clock } from '../api/clock.js';

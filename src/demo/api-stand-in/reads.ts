@@ -62,9 +62,11 @@ export function getObject(store: ObjectStore, resource: Resource, key: string, n
   return clone(obj);
 }
 
-export function listOrWatch(ctx: RequestContext, store: ObjectStore, watches: WatchStreams, resource: Resource, namespace: string | null): void {
+export function listOrWatch(ctx: RequestContext, store: ObjectStore, watches: WatchStreams, resource: Resource, namespace: string | null, options: { ignoreFieldSelectors?: boolean } = {}): void {
   const query = ctx.url.searchParams;
-  const byField = fieldMatcher(resource, query.get('fieldSelector') ?? '');
+  // A compromised server checks the selector and then ignores it.
+  const checked = fieldMatcher(resource, query.get('fieldSelector') ?? '');
+  const byField: Matcher = options.ignoreFieldSelectors === true ? () => true : checked;
   const byLabel = labelMatcher(query.get('labelSelector') ?? '');
   const matches: Matcher = (obj) => (namespace === null || str(metaOf(obj).namespace) === namespace) && byField(obj) && byLabel(obj);
   const watch = query.get('watch');

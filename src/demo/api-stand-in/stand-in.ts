@@ -11,9 +11,9 @@ import { systemClock, type Clock } from '../../api/clock.js';
 import type { Node, Pod } from '../../api/pod.js';
 import { errorMessage } from '../../errors.js';
 import { faultError, FaultInjector, readBody, RequestLog, send, sendError, type FaultSpec, type RecordedRequest, type RequestContext } from './http.js';
-import { clone, metaOf, ObjectStore, rfc3339, StatusError, str, type JsonObject } from './objects.js';
+import { clone, metaOf, ObjectStore, rfc3339, StatusError, str, type JsonObject, type Resource } from './objects.js';
 import { patchRequest } from './patches.js';
-import { getObject, listOrWatch, WatchStreams } from './reads.js';
+import { getObject, listOrWatch as listOrWatchAs, WatchStreams } from './reads.js';
 import { DisruptionBudgets, Events, Evictions, PodWrites, type StandInPdb } from './writes.js';
 
 // The stand-in's public contract: how it is started and the handle a test or the demo drives it
@@ -27,6 +27,17 @@ export interface ApiStandInOptions {
   readonly clock?: Clock;
   /** Watch events kept for resuming watches; older resourceVersions get 410 Expired (default 1000). */
   readonly historyLimit?: number;
+  /**
+   * A compromised or broken server: field selectors are accepted and ignored, so a list or watch
+   * of one node's pods returns every node's (default false).
+   */
+  readonly ignoreFieldSelectors?: boolean;
+}
+
+/** How a pod is created: a compromised server may hand out a UID of its own making. */
+export interface CreatePodOptions {
+  /** The pod's `metadata.uid`, as it is, instead of a fresh random UUID. */
+  readonly uid?: string;
 }
 
 export interface ApiStandIn {
@@ -52,7 +63,7 @@ export interface ApiStandIn {
 
   // The test's (or the demo's) side: what the scheduler and the kubelet would do.
   /** Creates a pod as if scheduled and started: without a status it is Running and Ready. */
-  createPod(pod: Pod): Pod;
+  createPod(pod: Pod, options?: CreatePodOptions): Pod;
   /** Changes a pod (labels, phase, conditions...) as its owner would. */
   updatePod(namespace: string, name: string, change: (pod: Pod) => void): Pod;
   /** Removes a pod at once, as the kubelet does when a terminating pod has stopped. */
@@ -115,25 +126,28 @@ export interface RouteTargets {
   readonly pods: PodWrites;
   readonly evictions: Evictions;
   readonly events: Events;
+  /** Field selectors are ignored (a compromised server). */
+  readonly ignoreFieldSelectors: boolean;
 }
 
-export function standInRoutes({ store, watches, pods, evictions, events }: RouteTargets): readonly Route[] {
+export function standInRoutes({ store, watches, pods, evictions, events, ignoreFieldSelectors }: RouteTargets): readonly Route[] {
   const ns = '([^/]+)';
+  const listOrWatch = (c: RequestContext, resource: Resource, namespace: string | null): void => listOrWatchAs(c, store, watches, resource, namespace, { ignoreFieldSelectors });
   return [
-    { method: 'GET', pattern: /^\/api\/v1\/pods$/, handle: (c) => listOrWatch(c, store, watches, 'pods', null) },
-    { method: 'GET', pattern: new RegExp(`^/api/v1/namespaces/${ns}/pods$`), handle: (c, [n]) => listOrWatch(c, store, watches, 'pods', n ?? null) },
+    { method: 'GET', pattern: /^\/api\/v1\/pods$/, handle: (c) => listOrWatch(c, 'pods', null) },
+    { method: 'GET', pattern: new RegExp(`^/api/v1/namespaces/${ns}/pods$`), handle: (c, [n]) => listOrWatch(c, 'pods', n ?? null) },
     { method: 'POST', pattern: new RegExp(`^/api/v1/namespaces/${ns}/pods$`), handle: (c, [n]) => pods.createRequest(c, n ?? '') },
     { method: 'GET', pattern: new RegExp(`^/api/v1/namespaces/${ns}/pods/${ns}(?:/status)?$`), handle: (c, [n, name]) => send(c, 200, getObject(store, 'pods', `${n}/${name}`, name ?? '')) },
     { method: 'DELETE', pattern: new RegExp(`^/api/v1/namespaces/${ns}/pods/${ns}$`), handle: (c, [n, name]) => pods.deleteRequest(c, n ?? '', name ?? '') },
     { method: 'PATCH', pattern: new RegExp(`^/api/v1/namespaces/${ns}/pods/${ns}$`), handle: (c, [n, name]) => patchRequest(c, store, 'pods', `${n}/${name}`, name ?? '', 'main') },
     { method: 'PATCH', pattern: new RegExp(`^/api/v1/namespaces/${ns}/pods/${ns}/status$`), handle: (c, [n, name]) => patchRequest(c, store, 'pods', `${n}/${name}`, name ?? '', 'status') },
     { method: 'POST', pattern: new RegExp(`^/api/v1/namespaces/${ns}/pods/${ns}/eviction$`), handle: (c, [n, name]) => evictions.request(c, n ?? '', name ?? '') },
-    { method: 'GET', pattern: /^\/api\/v1\/nodes$/, handle: (c) => listOrWatch(c, store, watches, 'nodes', null) },
+    { method: 'GET', pattern: /^\/api\/v1\/nodes$/, handle: (c) => listOrWatch(c, 'nodes', null) },
     { method: 'GET', pattern: new RegExp(`^/api/v1/nodes/${ns}(?:/status)?$`), handle: (c, [name]) => send(c, 200, getObject(store, 'nodes', name ?? '', name ?? '')) },
     { method: 'PATCH', pattern: new RegExp(`^/api/v1/nodes/${ns}$`), handle: (c, [name]) => patchRequest(c, store, 'nodes', name ?? '', name ?? '', 'main') },
     { method: 'PATCH', pattern: new RegExp(`^/api/v1/nodes/${ns}/status$`), handle: (c, [name]) => patchRequest(c, store, 'nodes', name ?? '', name ?? '', 'status') },
-    { method: 'GET', pattern: /^\/api\/v1\/events$/, handle: (c) => listOrWatch(c, store, watches, 'events', null) },
-    { method: 'GET', pattern: new RegExp(`^/api/v1/namespaces/${ns}/events$`), handle: (c, [n]) => listOrWatch(c, store, watches, 'events', n ?? null) },
+    { method: 'GET', pattern: /^\/api\/v1\/events$/, handle: (c) => listOrWatch(c, 'events', null) },
+    { method: 'GET', pattern: new RegExp(`^/api/v1/namespaces/${ns}/events$`), handle: (c, [n]) => listOrWatch(c, 'events', n ?? null) },
     { method: 'POST', pattern: new RegExp(`^/api/v1/namespaces/${ns}/events$`), handle: (c, [n]) => events.createRequest(c, n ?? '') },
   ];
 }
@@ -192,7 +206,7 @@ export async function serveRequest(request: IncomingMessage, response: ServerRes
 
 /** Starts a stand-in on 127.0.0.1. */
 export async function startApiStandIn(options: ApiStandInOptions = {}): Promise<ApiStandIn> {
-  const standIn = new StandIn(options.clock ?? systemClock, options.historyLimit ?? 1000);
+  const standIn = new StandIn(options.clock ?? systemClock, options.historyLimit ?? 1000, options.ignoreFieldSelectors ?? false);
   await standIn.listen(options.port ?? 0);
   return standIn;
 }
@@ -212,6 +226,7 @@ class StandIn implements ApiStandIn {
   constructor(
     private readonly clock: Clock,
     historyLimit: number,
+    ignoreFieldSelectors: boolean,
   ) {
     this.store = new ObjectStore(historyLimit);
     this.watches = new WatchStreams(this.store, clock);
@@ -220,7 +235,7 @@ class StandIn implements ApiStandIn {
     this.budgets = new DisruptionBudgets(this.store);
     this.eventRecords = new Events(this.store, clock);
     const evictions = new Evictions(this.store, this.budgets, this.podWrites, clock);
-    this.routes = standInRoutes({ store: this.store, watches: this.watches, pods: this.podWrites, evictions, events: this.eventRecords });
+    this.routes = standInRoutes({ store: this.store, watches: this.watches, pods: this.podWrites, evictions, events: this.eventRecords, ignoreFieldSelectors });
   }
 
   get url(): string {
@@ -299,14 +314,14 @@ class StandIn implements ApiStandIn {
 
   // ---- the test's side ----------------------------------------------------------------------
 
-  createPod(pod: Pod): Pod {
+  createPod(pod: Pod, options: CreatePodOptions = {}): Pod {
     const obj = clone(pod) as unknown as JsonObject;
     const namespace = str(metaOf(obj).namespace) || 'default';
     if (obj.status === undefined) {
       const nowIso = rfc3339(this.clock.nowMs());
       obj.status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: nowIso }], startTime: nowIso };
     }
-    return this.podWrites.create(obj, namespace) as unknown as Pod;
+    return this.podWrites.create(obj, namespace, options.uid) as unknown as Pod;
   }
 
   updatePod(namespace: string, name: string, change: (pod: Pod) => void): Pod {

@@ -73,7 +73,8 @@ export class PodWrites {
     send(ctx, 201, this.create(body, namespace));
   }
 
-  create(obj: JsonObject, namespace: string): JsonObject {
+  /** `uid`: the UID to give the pod instead of a fresh one (a compromised server's crafted UID). */
+  create(obj: JsonObject, namespace: string, uid: string = randomUUID()): JsonObject {
     const meta = metaOf(obj);
     applyGenerateName(meta);
     const name = str(meta.name);
@@ -88,7 +89,7 @@ export class PodWrites {
     obj.apiVersion = 'v1';
     obj.spec = { terminationGracePeriodSeconds: 30, restartPolicy: 'Always', ...spec };
     meta.namespace = namespace;
-    meta.uid = randomUUID();
+    meta.uid = uid;
     meta.creationTimestamp = rfc3339(this.clock.nowMs());
     if (meta.generation === undefined) meta.generation = 1;
     delete meta.resourceVersion;

@@ -48,13 +48,16 @@ interface Harness {
   setAvailable(bytes: number): void;
 }
 
+// The pods' UIDs, in the API server's form (the agent refuses any other).
+const UID = { leaky: '1eaf0000-0000-4000-8000-000000000001', batch: 'ba7c0000-0000-4000-8000-000000000002', mirror: '3e770000-0000-4000-8000-000000000003' } as const;
+
 // Three pods: `leaky` far over its request, `batch` a little over, `critical` (mirror) biggest.
 async function start(configYaml: string, options: { dryRun?: boolean; pods?: Pod[]; reload?: { path: string; text: string }; node?: Node } = {}): Promise<Harness> {
   const clock = new FakeClock(Date.UTC(2026, 10, 1, 12));
   const pods = options.pods ?? [
-    makePod({ name: 'leaky', requests: { memory: '100Mi' }, tgps: 30 }),
-    makePod({ name: 'batch', requests: { memory: '100Mi' }, tgps: 30 }),
-    makePod({ name: 'mirror', annotations: mirrorAnnotations() }),
+    makePod({ name: 'leaky', uid: UID.leaky, requests: { memory: '100Mi' }, tgps: 30 }),
+    makePod({ name: 'batch', uid: UID.batch, requests: { memory: '100Mi' }, tgps: 30 }),
+    makePod({ name: 'mirror', uid: UID.mirror, annotations: mirrorAnnotations() }),
   ];
   const cluster = fakeCluster({ pods, node: options.node ?? testNode('node-a'), clock });
   const observer = new FakeObserver();
@@ -62,8 +65,8 @@ async function start(configYaml: string, options: { dryRun?: boolean; pods?: Pod
   const terminator = new FakeTerminator();
   const logger = new RecordingLogger();
   const usage: Record<string, { name: string; bytes: number }> = {
-    'uid-default-leaky': { name: 'leaky', bytes: 3 * Gi },
-    'uid-default-batch': { name: 'batch', bytes: 200 * Mi },
+    [UID.leaky]: { name: 'leaky', bytes: 3 * Gi },
+    [UID.batch]: { name: 'batch', bytes: 200 * Mi },
     // Reported under the static pod's own UID, as the kubelet reports it.
     [STATIC_POD_UID]: { name: 'mirror', bytes: 4 * Gi },
   };
@@ -101,9 +104,9 @@ describe('the agent on a node under memory pressure', () => {
     await flushMicrotasks();
 
     // The mirror pod ranks first (largest excess, priority 0) but is critical: skipped.
-    expect(terminator.calls).toEqual([{ uid: 'uid-default-leaky', gracePeriodMs: 1000 }]);
+    expect(terminator.calls).toEqual([{ uid: UID.leaky, gracePeriodMs: 1000 }]);
     const deletes = cluster.actions.callsOf('deletePod');
-    expect(deletes.map((c) => [c.name, c.gracePeriodSeconds, c.uid])).toEqual([['leaky', 1, 'uid-default-leaky']]);
+    expect(deletes.map((c) => [c.name, c.gracePeriodSeconds, c.uid])).toEqual([['leaky', 1, UID.leaky]]);
     const condition = cluster.actions.callsOf('addDisruptionTarget')[0];
     expect(condition?.condition?.reason).toBe('TerminationByKubelet');
     const evicted = cluster.events.events.find((e) => e.reason === 'Evicted');
@@ -135,7 +138,7 @@ describe('the agent on a node under memory pressure', () => {
     setAvailable(300 * Mi);
     notifier.fire(clock.nowMs());
     await flushMicrotasks();
-    expect(terminator.calls).toEqual([{ uid: 'uid-default-leaky', gracePeriodMs: 1000 }]);
+    expect(terminator.calls).toEqual([{ uid: UID.leaky, gracePeriodMs: 1000 }]);
     expect(actions.callsOf('deletePod')).toEqual([]);
     expect(events.events).toEqual([]);
 
@@ -188,7 +191,7 @@ describe('the agent on a node under memory pressure', () => {
     setAvailable(300 * Mi);
     notifier.fire(clock.nowMs());
     await flushMicrotasks();
-    expect(terminator.calls.map((c) => c.uid)).not.toContain('uid-default-leaky');
+    expect(terminator.calls.map((c) => c.uid)).not.toContain(UID.leaky);
     expect(cluster.actions.calls.filter((c) => c.name === 'leaky' && c.method !== 'getPod')).toEqual([]);
   });
 
@@ -232,7 +235,7 @@ describe('the agent on a node under memory pressure', () => {
     notifier.fire(clock.nowMs());
     await flushMicrotasks();
     // The terminating pod's processes are ended locally; nothing else is evicted.
-    expect(terminator.calls.map((c) => c.uid)).toEqual(['uid-default-leaky']);
+    expect(terminator.calls.map((c) => c.uid)).toEqual([UID.leaky]);
     expect(cluster.actions.callsOf('deletePod')).toEqual([]);
   });
 
@@ -243,7 +246,7 @@ describe('the agent on a node under memory pressure', () => {
     setAvailable(300 * Mi);
     notifier.fire(clock.nowMs());
     await flushMicrotasks();
-    expect(terminator.calls.map((c) => c.uid)).toEqual(['uid-default-leaky']);
+    expect(terminator.calls.map((c) => c.uid)).toEqual([UID.leaky]);
     expect(cluster.actions.callsOf('deletePod')).toEqual([]);
 
     cluster.actions.injectError('deletePod', { result: 'failed', status: 500, message: 'etcdserver: request timed out' }, 1);
@@ -252,7 +255,7 @@ describe('the agent on a node under memory pressure', () => {
     await clock.stepAsync(10_000);
     const deletes = cluster.actions.callsOf('deletePod');
     expect(deletes.map((c) => c.outcome.result)).toEqual(['failed', 'accepted']);
-    expect(deletes.every((c) => c.name === 'leaky' && c.uid === 'uid-default-leaky')).toBe(true);
+    expect(deletes.every((c) => c.name === 'leaky' && c.uid === UID.leaky)).toBe(true);
     // The deletion that landed on a retry is logged as the eviction, once, after three tries (the
     // re-check GET that failed, the DELETE answered 500, the DELETE accepted).
     expect(harness.logger.find('evicted pod', { pod: 'default/leaky' }).map((l) => l.fields)).toEqual([expect.objectContaining({ action: 'delete', attempts: 3 })]);
@@ -486,7 +489,7 @@ describe('acting only on its own Node', () => {
     cluster.view.setNode(testNode('node-a'));
     notifier.fire(clock.nowMs());
     await flushMicrotasks();
-    expect(terminator.calls.map((c) => c.uid)).toEqual(['uid-default-leaky']);
+    expect(terminator.calls.map((c) => c.uid)).toEqual([UID.leaky]);
     expect(cluster.actions.callsOf('deletePod').map((c) => c.name)).toEqual(['leaky']);
     expect(cluster.reporter.hasTaint('kube-eviction-agent.io/pressure')).toBe(true);
     expect(agent.readiness.reason()).toBeNull();

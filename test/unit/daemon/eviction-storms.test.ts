@@ -34,7 +34,7 @@ reporting:
 
 /** The n-th replica of Deployment default/leaky, as the ReplicaSet controller names it. */
 function replica(n: number): Pod {
-  const pod = makePod({ name: `leaky-${HASH}-r${n}`, requests: { memory: '100Mi' } });
+  const pod = makePod({ name: `leaky-${HASH}-r${n}`, uid: `1eaf0000-0000-4000-8000-${String(n).padStart(12, '0')}`, requests: { memory: '100Mi' } });
   pod.metadata.labels = { app: 'leaky', 'pod-template-hash': HASH };
   pod.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `leaky-${HASH}`, uid: 'uid-rs-leaky', controller: true }];
   return pod;
@@ -60,7 +60,7 @@ afterEach(async () => {
 async function storm(stormGuard: string, owners?: OwnerLookup): Promise<Storm> {
   const clock = new FakeClock(Date.UTC(2026, 10, 1, 12));
   // A static pod: critical, never evicted, so only the leak's replicas are candidates.
-  const web = makePod({ name: 'web', annotations: mirrorAnnotations() });
+  const web = makePod({ name: 'web', uid: '3e770000-0000-4000-8000-000000000000', annotations: mirrorAnnotations() });
   // The evicted pod is gone at once, as after a short graceful shutdown.
   const cluster = fakeCluster({ pods: [web], node: testNode('node-a'), clock, onAccepted: 'remove' });
   const observer = new FakeObserver();

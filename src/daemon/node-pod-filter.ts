@@ -1,0 +1,126 @@
+// Which of the pods the API server lists for this node the agent takes for its own: a pod counts
+// only when it is bound to this node and its identity can name host paths (a UID in the API
+// server's form, or a static pod's for a mirror pod; a DNS name and namespace). The field selector
+// `spec.nodeName=<node>` is the server's to apply, and a broken or compromised server (or anything
+// that injects into the watch) may send other nodes' pods or crafted UIDs: such a pod is never
+// observed, ranked, evicted, signalled or tainted away. Every part of the agent sees the node's
+// pods through this one filter. Each refused pod is logged once while the server keeps sending it,
+// and counted in the `refused_pods` gauge by reason.
+
+import type { Logger } from '../api/logger.js';
+import { nodePodUid } from '../api/node-pod-uid.js';
+import { isPodUid, podIdentityProblem, podKey, printableValue, type Pod } from '../api/pod.js';
+import type { ClusterView } from './ports.js';
+
+export type PodRefusalReason = 'uid' | 'name' | 'other-node';
+export const POD_REFUSAL_REASONS: readonly PodRefusalReason[] = ['uid', 'name', 'other-node'];
+
+/** Why `pod` is not one of `nodeName`'s pods the agent may act on, or null when it is. */
+export function podRefusal(pod: Pod, nodeName: string): { readonly reason: PodRefusalReason; readonly message: string } | null {
+  const bound = pod.spec?.nodeName;
+  if (bound !== nodeName) return { reason: 'other-node', message: `the pod is bound to ${typeof bound === 'string' && bound !== '' ? printableValue(bound) : 'no node'}, not ${nodeName}` };
+  if (!isPodUid(pod.metadata.uid)) return { reason: 'uid', message: `the pod UID ${printableValue(pod.metadata.uid)} is not in the API server's form` };
+  const nodeUid = nodePodUid(pod);
+  if (!nodeUid.ok) return { reason: 'uid', message: nodeUid.reason };
+  const identity = podIdentityProblem(pod);
+  if (identity !== null) return { reason: 'name', message: identity };
+  return null;
+}
+
+// A key within the API server's syntax is shown as it is; any other, bounded and escaped.
+const PLAIN_KEY = /^[a-z0-9.-]{1,63}\/[a-z0-9.-]{1,253}$/;
+const shownKey = (pod: Pod): string => (PLAIN_KEY.test(podKey(pod)) ? podKey(pod) : printableValue(podKey(pod)));
+
+/** The view the filter stands in front of, with its lifecycle. */
+export type StartableClusterView = ClusterView & { start(): Promise<void>; stop(): Promise<void> };
+
+export interface NodePodFilterDeps {
+  readonly nodeName: string;
+  readonly cluster: StartableClusterView;
+  readonly logger: Logger;
+  /** Told the number of refused pods by reason whenever it changes. */
+  readonly onRefusedCounts?: (counts: Readonly<Record<PodRefusalReason, number>>) => void;
+}
+
+/** The ClusterView with only the pods the agent may act on; the Node passes through as it is. */
+export class NodePodFilter implements StartableClusterView {
+  private readonly log: Logger;
+  private source: readonly Pod[] | null = null;
+  private accepted: readonly Pod[] = [];
+  // The refused pods of the latest answer (key, UID and reason), so each is logged once.
+  private refused = new Set<string>();
+  private counts = '';
+
+  constructor(private readonly deps: NodePodFilterDeps) {
+    this.log = deps.logger.child({ component: 'node-pods' });
+  }
+
+  get synced(): boolean {
+    return this.deps.cluster.synced;
+  }
+
+  pods(): readonly Pod[] {
+    const all = this.deps.cluster.pods();
+    // The view hands out the same array until its pods change: filter each answer once.
+    if (all !== this.source) {
+      this.source = all;
+      this.accepted = this.filter(all);
+    }
+    return this.accepted;
+  }
+
+  node(): ReturnType<ClusterView['node']> {
+    return this.deps.cluster.node();
+  }
+
+  onPodChange(listener: (oldPod: Pod | null, newPod: Pod | null) => void): () => void {
+    return this.deps.cluster.onPodChange((oldPod, newPod) => {
+      // A refused state is no pod at all: a pod that leaves the node is deleted, one that comes back added.
+      const before = oldPod !== null && podRefusal(oldPod, this.deps.nodeName) === null ? oldPod : null;
+      const after = newPod !== null && podRefusal(newPod, this.deps.nodeName) === null ? newPod : null;
+      if (before === null && after === null) {
+        this.pods(); // logs the refusal as the change arrives
+        return;
+      }
+      listener(before, after);
+    });
+  }
+
+  onNodeChange(listener: Parameters<ClusterView['onNodeChange']>[0]): () => void {
+    return this.deps.cluster.onNodeChange(listener);
+  }
+
+  async start(): Promise<void> {
+    await this.deps.cluster.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.deps.cluster.stop();
+  }
+
+  private filter(all: readonly Pod[]): readonly Pod[] {
+    const accepted: Pod[] = [];
+    const refused = new Set<string>();
+    const counts: Record<PodRefusalReason, number> = { uid: 0, name: 0, 'other-node': 0 };
+    for (const pod of all) {
+      const refusal = podRefusal(pod, this.deps.nodeName);
+      if (refusal === null) {
+        accepted.push(pod);
+        continue;
+      }
+      counts[refusal.reason]++;
+      const key = `${refusal.reason}\u0000${podKey(pod)}\u0000${String(pod.metadata.uid)}`;
+      refused.add(key);
+      if (!this.refused.has(key)) {
+        this.log.warn('pod refused: the API server listed it for this node, but the agent never acts on it', { pod: shownKey(pod), reason: refusal.message });
+      }
+    }
+    this.refused = refused;
+    const shown = JSON.stringify(counts);
+    if (shown !== this.counts) {
+      this.counts = shown;
+      this.deps.onRefusedCounts?.(counts);
+    }
+    return Object.freeze(accepted);
+  }
+}
