@@ -14,6 +14,9 @@
 //   npm run bench -- --root DIR         the repository to write docs/ and bench/results/ into
 //                                       (default: the one the compiled runner sits in)
 //   npm run bench -- --report-only      regenerate the page from the stored results, run nothing
+//   KEA_BENCH_RACE_VARIANTS=notifier-local KEA_BENCH_RACE_RUNS=40 npm run bench -- --part oom-race
+//                                       race only variant (a), 40 runs per rate and process count;
+//                                       the other variants' stored runs are kept
 
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
@@ -140,10 +143,11 @@ async function main(): Promise<void> {
   try {
     for (const part of options.parts) {
       progress.startPart(part.name);
-      const result = await runPart(part, options, progress, scratchRoot);
-      if (result.error !== null) failed = true;
+      const measured = await runPart(part, options, progress, scratchRoot);
+      if (measured.error !== null) failed = true;
       // A part skipped here (not root, no cgroup v1) keeps the results measured where it could run.
       const previous = loadResults(options.resultsDir).get(part.name);
+      const result = measured.data !== null && previous !== undefined && previous.data !== null && part.merge !== undefined ? { ...measured, data: part.merge(previous, measured.data) } : measured;
       if (result.skipped !== null && previous !== undefined && previous.data !== null) {
         progress.note(`${part.name}: keeping the results measured on ${previous.machine.date}`);
         continue;

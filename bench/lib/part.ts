@@ -24,6 +24,8 @@ export interface BenchPart<T> {
   /** Why this part cannot run here (not root, no cgroup v1...), or null. */
   unavailable(): string | null;
   run(context: PartContext): Promise<T>;
+  /** Combines a run of part of this part's work with the stored result of the rest, where it can. */
+  merge?(previous: PartResult<T>, fresh: T): T;
 }
 
 /** One part's stored outcome. */

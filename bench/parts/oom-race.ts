@@ -7,6 +7,7 @@
 // at the moment the kill was issued (overshoot past the threshold) and the peak usage.
 
 import { randomUUID } from 'node:crypto';
+import { loadavg } from 'node:os';
 import { errorMessage } from '../../src/errors.js';
 import type { ApiStandIn } from '../../src/demo/api-stand-in.js';
 import type { MemcgV1Notifier } from '../../src/notifier/memcg-v1-notifier.js';
@@ -17,7 +18,7 @@ import { startBenchAgent, type AgentVariant, type BenchAgent } from '../lib/benc
 import { BenchNode } from '../lib/bench-node.js';
 import { BENCH_NAMESPACE, benchPod, containerCgroup, podCgroup } from '../lib/bench-pods.js';
 import { throwIfInterrupted } from '../lib/cleanup.js';
-import type { BenchPart, PartContext } from '../lib/part.js';
+import type { BenchPart, PartContext, PartResult } from '../lib/part.js';
 import { watchPodDeletion } from '../lib/simulated-kubelet.js';
 import { fmt, MiB } from '../lib/stats.js';
 
@@ -107,6 +108,8 @@ export interface RaceRun {
   readonly oomKills: number;
   readonly failcnt: number;
   readonly exitSignals: readonly (string | null)[];
+  /** The machine's 1-minute load average when the run ended (runs from before it was recorded have none). */
+  readonly loadAverage?: number;
 }
 
 export interface RacePass {
@@ -124,6 +127,10 @@ export interface OomRaceData {
   readonly killDelayMs: number;
   readonly timeoutMs: number;
   readonly runsPerCell: number;
+  /** When variants were raced in separate runs: the runs per rate and process count of each. */
+  readonly runsPerCellByVariant?: Readonly<Record<string, number>>;
+  /** Where the runs of the variants not raced this time came from. */
+  readonly keptFrom?: { readonly date: string; readonly revision: string | null; readonly loadAverage: number; readonly variants: readonly string[] };
   readonly quietPods: number;
   readonly quietBytes: number;
   readonly variants: readonly AgentVariant[];
@@ -377,13 +384,58 @@ function cellsFor(quick: boolean): Cell[] {
   return RACE_PROCESS_COUNTS.flatMap((processes) => RACE_RATES.map((rate) => ({ rate, processes })));
 }
 
-const runsPerCell = (quick: boolean): number => (quick ? 1 : 20);
+/**
+ * `KEA_BENCH_RACE_VARIANTS` (comma-separated keys) races only those variants, and
+ * `KEA_BENCH_RACE_RUNS` sets the runs per rate and process count: a long run of one variant
+ * (the ≥ 320 runs the target asks of (a)) without re-running the five it is compared with.
+ */
+function raceVariantsFromEnv(): readonly AgentVariant[] {
+  const keys = (process.env.KEA_BENCH_RACE_VARIANTS ?? '').split(',').map((k) => k.trim()).filter((k) => k !== '');
+  if (keys.length === 0) return RACE_VARIANTS;
+  const unknown = keys.filter((k) => !RACE_VARIANTS.some((v) => v.key === k));
+  if (unknown.length > 0) throw new Error(`KEA_BENCH_RACE_VARIANTS: unknown variant ${unknown.join(', ')} (known: ${RACE_VARIANTS.map((v) => v.key).join(', ')})`);
+  return RACE_VARIANTS.filter((v) => keys.includes(v.key));
+}
+
+function runsPerCell(quick: boolean): number {
+  const raw = process.env.KEA_BENCH_RACE_RUNS;
+  if (raw === undefined || raw === '') return quick ? 1 : 20;
+  const runs = Number(raw);
+  if (!Number.isInteger(runs) || runs < 1 || runs > 1000) throw new Error(`KEA_BENCH_RACE_RUNS: ${raw} is not a whole number from 1 to 1000`);
+  return runs;
+}
+
+/**
+ * A run of some variants only keeps the stored runs of the others, so the page still compares all
+ * six; `runsPerCellByVariant` says how many each had.
+ */
+export function mergeRaceData(previousResult: PartResult<OomRaceData>, fresh: OomRaceData): OomRaceData {
+  const previous = previousResult.data;
+  const freshKeys = new Set(fresh.variants.map((v) => v.key));
+  if (previous === null || freshKeys.size === RACE_VARIANTS.length) return fresh;
+  const kept = previous.runs.filter((r) => !freshKeys.has(r.variant));
+  if (kept.length === 0) return fresh;
+  const keptKeys = new Set(kept.map((r) => r.variant));
+  const runsPerCellByVariant: Record<string, number> = {};
+  for (const v of previous.variants) if (keptKeys.has(v.key)) runsPerCellByVariant[v.key] = previous.runsPerCellByVariant?.[v.key] ?? previous.runsPerCell;
+  for (const v of fresh.variants) runsPerCellByVariant[v.key] = fresh.runsPerCell;
+  return {
+    ...fresh,
+    variants: RACE_VARIANTS.filter((v) => freshKeys.has(v.key) || keptKeys.has(v.key)),
+    processCounts: [...new Set([...previous.processCounts, ...fresh.processCounts])].sort((a, b) => a - b),
+    runs: [...fresh.runs, ...kept],
+    runsPerCellByVariant,
+    keptFrom: previous.keptFrom ?? { date: previousResult.machine.date, revision: previousResult.revision ?? null, loadAverage: previousResult.machine.loadAverage, variants: [...keptKeys] },
+    quietRestarts: fresh.quietRestarts + previous.quietRestarts,
+  };
+}
 
 export const oomRacePart: BenchPart<OomRaceData> = {
   name: 'oom-race',
   title: 'The OOM race',
-  estimateMs: (quick) => cellsFor(quick).length * runsPerCell(quick) * RACE_VARIANTS.length * 1300 + 15_000,
+  estimateMs: (quick) => cellsFor(quick).length * runsPerCell(quick) * raceVariantsFromEnv().length * 1300 + 15_000,
   unavailable: () => cgroupV1Unavailable(),
+  merge: mergeRaceData,
   async run(context: PartContext): Promise<OomRaceData> {
     const cells = cellsFor(context.quick);
     const runs = runsPerCell(context.quick);
@@ -392,7 +444,7 @@ export const oomRacePart: BenchPart<OomRaceData> = {
     const results: RaceRun[] = [];
     let quietRestarts = 0;
     try {
-      for (const variant of RACE_VARIANTS) {
+      for (const variant of raceVariantsFromEnv()) {
         throwIfInterrupted();
         variants.push(await setUpVariant(variant, standIn, context.scratchDir));
         context.progress.note(`${variant.label}: sandbox node ${variants.at(-1)?.node.name} ready`);
@@ -407,7 +459,7 @@ export const oomRacePart: BenchPart<OomRaceData> = {
             throwIfInterrupted();
             const { result, quietRestarts: restarted } = await raceOnce(v, standIn, cell, run);
             quietRestarts += restarted;
-            results.push(result);
+            results.push({ ...result, loadAverage: loadavg()[0] ?? 0 });
             done++;
             const detail = `${v.variant.key} ${cell.rate.label} x${cell.processes}: ${result.outcome}${result.overshootAtKillBytes === null ? '' : `, overshoot ${fmt(result.overshootAtKillBytes / MiB)} MiB`}${result.achievedBytesPerSecond === null ? '' : `, ${fmt(result.achievedBytesPerSecond / MiB)} MiB/s`}${result.error === undefined ? '' : ` (${result.error})`}`;
             context.progress.step(done, total, detail, result.outcome === 'error');
@@ -427,7 +479,7 @@ export const oomRacePart: BenchPart<OomRaceData> = {
       runsPerCell: runs,
       quietPods: QUIET_PODS,
       quietBytes: QUIET_BYTES,
-      variants: RACE_VARIANTS,
+      variants: variants.map((v) => v.variant),
       rates: RACE_RATES,
       processCounts: [...new Set(cells.map((c) => c.processes))],
       runs: results,
