@@ -34,14 +34,20 @@ export const OPS_HEADERS_TIMEOUT_MS = 5_000;
 export const OPS_REQUEST_TIMEOUT_MS = 10_000;
 export const OPS_KEEP_ALIVE_TIMEOUT_MS = 5_000;
 export const OPS_MAX_HEADER_BYTES = 8 * 1024;
-// Node checks the header and request timeouts on this period (its default is 30 s, which would let
-// a slow client hold its socket six times longer than the timeout says).
-const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
+// Node checks its header and request timeouts on a period of its own (default 30 s, which would let
+// a slow client hold its socket six times longer than the timeout says), on a timer that runs
+// whether or not anything is connected: at 1 s it woke an idle agent every second. Instead each
+// connection gets its own deadline for its request's headers (below), armed only while it waits for
+// them, and Node's period is as long as a timer allows.
+const CONNECTIONS_CHECKING_INTERVAL_MS = 2 ** 31 - 1;
 
 export async function startOpsServer(address: string, port: number, registry: Registry, health: HealthState, limits: OpsServerLimits): Promise<OpsServer> {
   const server: Server = createServer(
     { maxHeaderSize: OPS_MAX_HEADER_BYTES, headersTimeout: OPS_HEADERS_TIMEOUT_MS, requestTimeout: OPS_REQUEST_TIMEOUT_MS, keepAliveTimeout: OPS_KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS },
     (req, res) => {
+      headerDeadlines.clear(req.socket);
+      // The next request on a kept-alive connection has the same time for its headers.
+      res.once('finish', () => headerDeadlines.arm(req.socket));
       const path = (req.url ?? '/').split('?')[0];
       const answer = (status: number, body: string, type = 'text/plain; charset=utf-8'): void => {
         res.writeHead(status, { 'content-type': type });
@@ -72,6 +78,11 @@ export async function startOpsServer(address: string, port: number, registry: Re
       }
     },
   );
+  const headerDeadlines = new HeaderDeadlines(OPS_HEADERS_TIMEOUT_MS);
+  server.on('connection', (socket: Socket) => {
+    socket.once('close', () => headerDeadlines.clear(socket));
+    headerDeadlines.arm(socket);
+  });
   server.maxConnections = limits.maxConnections;
   // A socket idle this long (no request in progress) is closed whatever the client does.
   server.setTimeout(OPS_REQUEST_TIMEOUT_MS, (socket: Socket) => socket.destroy());
@@ -98,4 +109,29 @@ export async function startOpsServer(address: string, port: number, registry: Re
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * A connection's deadline for the headers of its next request: a client that drips a header line
+ * every few seconds keeps its socket from going idle, and is closed once the deadline passes.
+ */
+class HeaderDeadlines {
+  private readonly timers = new WeakMap<Socket, NodeJS.Timeout>();
+
+  constructor(private readonly timeoutMs: number) {}
+
+  arm(socket: Socket): void {
+    if (socket.destroyed) return;
+    this.clear(socket);
+    const timer = setTimeout(() => socket.destroy(), this.timeoutMs);
+    timer.unref();
+    this.timers.set(socket, timer);
+  }
+
+  clear(socket: Socket): void {
+    const timer = this.timers.get(socket);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.timers.delete(socket);
+  }
 }
