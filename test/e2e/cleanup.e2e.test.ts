@@ -2,21 +2,22 @@
 // the real `run` process, stopped with SIGTERM, leaves its conditions Unknown and takes its taint
 // off; `cleanup --dry-run` then changes nothing; `cleanup` removes the agent's conditions and taint
 // from every Node and leaves the kubelet's conditions, a foreign condition and a foreign taint as
-// they were. Both run as the built command line (dist/src/main.js), as an operator runs them.
+// they were. Both run as the built command line (dist/src/main.js), as an operator runs them. And
+// the uninstall's shell block in docs/deployment.md makes a cleanup pod the API server admits.
 
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { nodeInfoOf, thisHostIdentity } from '../../src/host/host-identity.js';
 import { CONTENT_TYPE, type ApiClient } from './harness/api-client.js';
+import { findKubectl, REPO_ROOT } from './harness/binaries.js';
 import { kubeconfigYaml } from './harness/kubeconfig.js';
 import { ManagedProcess } from './harness/managed-process.js';
+import { loadManifest } from './harness/manifest.js';
 import { e2eSuite } from './harness/suite.js';
 import { waitFor } from './harness/wait.js';
 
-const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(REPO_ROOT, 'dist/src/main.js');
 const PREFIX = 'kube-eviction-agent.io/';
 const AGENT_TAINT = 'kube-eviction-agent.io/pressure';
@@ -179,3 +180,53 @@ oomKills:
   expect(again).toMatchObject({ status: 0 });
   expect(again.stdout.trim().split('\n').sort()).toEqual(["node-left: nothing of the agent's on it", "node-run: nothing of the agent's on it"]);
 }, 120_000);
+
+// The documented uninstall, as written in docs/deployment.md: its shell block runs in bash with
+// `kubectl` standing for the built kubectl (only its `run`, as a server-side dry run, not attached)
+// and `helm` doing nothing, so the quoting, the overrides and the names are what the API server sees.
+suite.test('the documented uninstall\'s cleanup pod is admitted by the API server as the agent\'s ServiceAccount with its configuration mounted (kubectl run --dry-run=server, real kube-apiserver)', async ({ plane }) => {
+  const kubectl = findKubectl();
+  if (kubectl === null) {
+    console.log('skipped: no kubectl in the cache (KEA_KUBECTL_BIN unset)');
+    return;
+  }
+  const docs = readFileSync(join(REPO_ROOT, 'docs', 'deployment.md'), 'utf8');
+  const block = [...docs.matchAll(/```bash\n([\s\S]*?)```/g)].map((m) => m[1] ?? '').find((text) => text.includes('run kube-eviction-agent-cleanup'));
+  if (block === undefined) throw new Error('docs/deployment.md has no shell block running kube-eviction-agent-cleanup');
+  const dir = mkdtempSync(join(tmpdir(), 'kea-e2e-uninstall-'));
+  try {
+    const kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(kubeconfig, kubeconfigYaml({ server: plane.url, caPem: plane.caPem, token: plane.credentials.adminToken, user: 'admin' }), { mode: 0o600 });
+    const out = join(dir, 'pod.json');
+    const script = `set -euo pipefail
+kubectl() {
+  case " $* " in *" run "*) ;; *) return 0 ;; esac
+  local args=()
+  for arg in "$@"; do case "$arg" in --rm|-i) ;; *) args+=("$arg") ;; esac; done
+  "$KEA_KUBECTL" --kubeconfig "$KEA_KUBECONFIG" "\${args[@]}" --dry-run=server -o json > "$KEA_OUT"
+}
+helm() { :; }
+${block}`;
+    const result = spawnSync('bash', ['-c', script], { encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '', KEA_KUBECTL: kubectl, KEA_KUBECONFIG: kubeconfig, KEA_OUT: out } });
+    expect(result.status === 0 ? '' : `exit ${result.status}\n${result.stdout}\n${result.stderr}`).toBe('');
+    const pod = JSON.parse(readFileSync(out, 'utf8')) as {
+      metadata: { namespace: string };
+      spec: { serviceAccountName: string; automountServiceAccountToken: boolean; volumes: { name: string; configMap?: { name: string } }[]; containers: { image: string; args: string[]; volumeMounts: { name: string; mountPath: string }[] }[] };
+    };
+    const manifest = loadManifest();
+    const serviceAccount = manifest.find((o) => o.kind === 'ServiceAccount');
+    const configMap = manifest.find((o) => o.kind === 'ConfigMap');
+    expect(pod.metadata.namespace).toBe(serviceAccount?.metadata.namespace);
+    expect(pod.spec.serviceAccountName).toBe(serviceAccount?.metadata.name);
+    expect(pod.spec.automountServiceAccountToken).toBe(true);
+    expect(pod.spec.volumes.find((v) => v.name === 'config')?.configMap?.name).toBe(configMap?.metadata.name);
+    expect(pod.spec.containers).toHaveLength(1);
+    expect(pod.spec.containers[0]?.image).toBe('registry.example.com/kube-eviction-agent:0.1.0');
+    expect(pod.spec.containers[0]?.args).toEqual(['cleanup', '--all-nodes', '--config', '/etc/kube-eviction-agent/config.yaml']);
+    expect(pod.spec.containers[0]?.volumeMounts).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'config', mountPath: '/etc/kube-eviction-agent' })]));
+    // The file the DaemonSet's agent reads is the one mounted there.
+    expect(readFileSync(join(REPO_ROOT, 'deploy', 'daemonset.yaml'), 'utf8')).toContain('--config=/etc/kube-eviction-agent/config.yaml');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

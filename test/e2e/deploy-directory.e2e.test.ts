@@ -5,12 +5,12 @@
 // CAP_DAC_READ_SEARCH; and the privileged fallback patch applies to the DaemonSet as documented.
 
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { CONTENT_TYPE } from './harness/api-client.js';
-import { REPO_ROOT } from './harness/binaries.js';
+import { findKubectl, REPO_ROOT } from './harness/binaries.js';
 import { kubeconfigYaml } from './harness/kubeconfig.js';
 import { applyObject, describeObject, loadManifest, objectPath, type ManifestObject } from './harness/manifest.js';
 import { e2eSuite } from './harness/suite.js';
@@ -26,22 +26,6 @@ interface PodTemplate {
 
 function daemonSet(): ManifestObject & { spec: { template: PodTemplate } } {
   return loadManifest().find((o) => o.kind === 'DaemonSet') as ManifestObject & { spec: { template: PodTemplate } };
-}
-
-// kubectl, when a build script has left it in the cache (it is not required).
-function findKubectl(): string | null {
-  const cacheDir = process.env.KEA_CACHE_DIR ?? join(homedir(), '.cache', 'kube-eviction-agent');
-  const candidates = [process.env.KEA_KUBECTL_BIN ?? '', ...(() => { try { return readdirSync(cacheDir).filter((f) => /^kubectl-v\d+\.\d+\.\d+$/.test(f)).map((f) => join(cacheDir, f)); } catch { return []; } })()];
-  for (const candidate of candidates) {
-    if (candidate === '') continue;
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not this one
-    }
-  }
-  return null;
 }
 
 suite.test('every file of deploy/ passes a server-side dry-run apply, the node-restriction policies included (real kube-apiserver)', async ({ admin }) => {

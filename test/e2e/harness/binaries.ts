@@ -140,3 +140,9 @@ export function findRealNodeBinaries(env: Env = process.env): Lookup<RealNodeBin
     runc: locateRunc(env),
   });
 }
+
+/** kubectl, pinned as the real node's, from the environment or the cache; null when it is not built (it is optional). */
+export function findKubectl(env: Env = process.env): string | null {
+  const found = locate(GO_BINARIES.kubectl, env);
+  return typeof found === 'string' ? found : null;
+}
