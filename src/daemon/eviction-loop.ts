@@ -6,9 +6,9 @@
 // a hard memory threshold the kubelet's first-ranked pod ended at once; the full pass follows.
 // After an eviction it waits, at most the pod cleanup timeout, polling every second, until the
 // evicted pods are gone before evicting again, except to escalate to a hard eviction, and never
-// while a pod ended locally still has processes (the kubelet's wait for pod cleanup, on local
-// evidence). Reporting the node's conditions never holds the loop up. All waiting goes through
-// the injected clock.
+// while a pod ended locally still has processes, nor on figures observed before they were gone
+// (the kubelet's wait for pod cleanup, on local evidence: its pod cgroup removed). Reporting the
+// node's conditions never holds the loop up. All waiting goes through the injected clock.
 
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
@@ -87,6 +87,10 @@ export class EvictionLoop {
   /** Cancels the wake-up set for the end of the next grace period, if one is set. */
   private cancelGraceWake: (() => void) | null = null;
   private shortcutRunning = false;
+  /** Bumped at every local kill: a pass's observation predates a kill begun since it started. */
+  private localKillCount = 0;
+  /** A decision was deferred for a local kill: a pass follows as soon as its processes are gone. */
+  private recheckAfterLocalKill = false;
   /** Node status reporting, beside the loop: the one in flight, and the latest result waiting for it. */
   private reporting: Promise<void> | null = null;
   private toReport: { result: SynchronizeResult; trigger: SyncTrigger } | null = null;
@@ -180,6 +184,7 @@ export class EvictionLoop {
     const nowMs = this.deps.clock.nowMs();
     const awaiting = this.awaiting ?? { pods: new Map<string, AwaitedPod>(), untilMs: 0 };
     for (const pod of pods) awaiting.pods.set(pod.metadata.uid ?? podKey(pod), { pod, localKill, endsByMs: nowMs + gracePeriodMs + LOCAL_KILL_SLACK_MS, processesGone: false });
+    if (localKill) this.localKillCount++;
     awaiting.untilMs = nowMs + this.settings.podCleanupTimeoutMs;
     this.awaiting = awaiting;
   }
@@ -190,14 +195,16 @@ export class EvictionLoop {
     if (this.awaiting === null) return false;
     const nowMs = this.deps.clock.nowMs();
     if (nowMs >= this.awaiting.untilMs) return false;
-    const reader = this.deps.observer.memory;
-    for (const awaited of this.awaiting.pods.values()) {
-      if (!awaited.localKill || awaited.processesGone) continue;
-      const processes = reader?.podProcessCount(awaited.pod);
-      if (processes === 0 || (processes === undefined && nowMs >= awaited.endsByMs)) awaited.processesGone = true;
-      else return true;
-    }
+    for (const awaited of this.awaiting.pods.values()) if (!this.processesGone(awaited, nowMs)) return true;
     return false;
+  }
+
+  // Whether an awaited pod's processes are gone (always, for a pod not ended locally).
+  private processesGone(awaited: AwaitedPod, nowMs: number): boolean {
+    if (!awaited.localKill || awaited.processesGone) return true;
+    const processes = this.deps.observer.memory?.podProcessCount(awaited.pod);
+    if (processes === 0 || (processes === undefined && nowMs >= awaited.endsByMs)) awaited.processesGone = true;
+    return awaited.processesGone;
   }
 
   private async run(): Promise<void> {
@@ -229,15 +236,22 @@ export class EvictionLoop {
     executor.retryPendingDeletes();
 
     if (this.awaiting !== null) {
+      // A pod gone from the API is cleaned up, except one ended here whose processes are not yet
+      // gone (the kubelet deletes a pod only after removing its cgroup; a stand-in may not).
       const present = new Set(cluster.pods().map((p) => p.metadata.uid));
-      for (const uid of this.awaiting.pods.keys()) if (!present.has(uid)) this.awaiting.pods.delete(uid);
+      for (const [uid, awaited] of this.awaiting.pods) if (!present.has(uid) && this.processesGone(awaited, startedMs)) this.awaiting.pods.delete(uid);
       if (this.awaiting.pods.size === 0 || startedMs >= this.awaiting.untilMs) {
         if (this.awaiting.pods.size > 0) this.log.warn('evicted pods still present after the cleanup timeout', { uids: [...this.awaiting.pods.keys()] });
         this.awaiting = null;
-      } else if (trigger === 'eviction-wait') {
+      } else if (trigger === 'eviction-wait' && !(this.recheckAfterLocalKill && !this.localKillInProgress())) {
         return null; // Still waiting: nothing to do until the pods are gone or a notification arrives.
       }
     }
+    this.recheckAfterLocalKill = false;
+    // Figures observed while a pod ended here still had processes, or before one was ended, may
+    // still count that pod's memory: they can start a decision, never an eviction.
+    const killsBeforeObserving = this.localKillCount;
+    const killInProgressWhenObserving = this.localKillInProgress();
 
     const pods = activePods(cluster.pods());
     let observation;
@@ -269,11 +283,13 @@ export class EvictionLoop {
     this.deps.onDecision?.(result, trigger);
 
     if (result.evictions.length > 0) {
-      if (this.localKillInProgress()) {
+      if (killInProgressWhenObserving || killsBeforeObserving !== this.localKillCount || this.localKillInProgress()) {
         // A pod ended locally may still hold the memory this pass saw: wait for its processes, as
-        // the kubelet waits for pod cleanup, rather than end a second pod for the same shortage.
+        // the kubelet waits for pod cleanup, and decide again on figures read after they are gone,
+        // rather than end a second pod for the same shortage.
         const first = result.evictions[0];
-        this.log.info('eviction deferred: a pod ended locally still has processes', { pod: first === undefined ? '' : podKey(first.pod) });
+        this.recheckAfterLocalKill = true;
+        this.log.info('eviction deferred: a pod ended locally still had processes when the node was observed', { pod: first === undefined ? '' : podKey(first.pod) });
       } else {
         // While evicted pods are terminating, only a hard (or local-storage) eviction goes ahead:
         // an escalation must not wait behind a slow graceful shutdown.

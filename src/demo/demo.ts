@@ -168,14 +168,27 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     standIn.setNode(nodeOfThisHost(NODE_NAME));
     const processes = new Map<string, ChildProcess>();
 
-    // The stand-in kubelet: a pod marked for deletion has its processes killed, then goes.
+    // The stand-in kubelet: a pod marked for deletion has its processes killed, and goes from the
+    // API once they have exited, as the kubelet deletes a pod only after its containers stopped and
+    // its cgroup was removed (until then, the pod's memory may still be charged to the node).
     const api = standIn;
+    const stopping = new Set<string>();
     kubelet = setInterval(() => {
       for (const pod of api.pods()) {
-        if (pod.metadata.deletionTimestamp === undefined || pod.metadata.deletionTimestamp === null) continue;
-        processes.get(pod.metadata.uid ?? '')?.kill('SIGKILL');
-        api.deletePodNow(pod.metadata.namespace ?? '', pod.metadata.name ?? '');
-        print(`kubelet: pod ${podKey(pod)} stopped and removed`);
+        const uid = pod.metadata.uid ?? '';
+        if (pod.metadata.deletionTimestamp === undefined || pod.metadata.deletionTimestamp === null || stopping.has(uid)) continue;
+        stopping.add(uid);
+        const remove = (): void => {
+          if (kubelet === null) return;
+          api.deletePodNow(pod.metadata.namespace ?? '', pod.metadata.name ?? '');
+          print(`kubelet: pod ${podKey(pod)} stopped and removed`);
+        };
+        const child = processes.get(uid);
+        if (child === undefined || child.exitCode !== null || child.signalCode !== null) remove();
+        else {
+          child.once('exit', remove);
+          child.kill('SIGKILL');
+        }
       }
     }, 100);
 
@@ -258,6 +271,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   } finally {
     if (ticker !== null) clearInterval(ticker);
     if (kubelet !== null) clearInterval(kubelet);
+    kubelet = null;
     await agent?.stop();
     await standIn?.stop();
     await node.destroy();

@@ -239,6 +239,68 @@ describe('the agent on a node under memory pressure', () => {
     expect(cluster.actions.callsOf('deletePod')).toEqual([]);
   });
 
+  // A pass whose node figures were read while the pod ended locally still had processes (here:
+  // before its grace period and slack ran out) decides on memory the pod may still hold: it never
+  // ends a second pod on them, and a pass on figures read after the processes are gone decides.
+  async function staleObservationAfterLocalKill(h: Harness, afterKill: { availableBytes: number }): Promise<void> {
+    const { clock, notifier, observer, terminator, setAvailable } = h;
+    setAvailable(300 * Mi);
+    notifier.fire(clock.nowMs());
+    await flushMicrotasks();
+    expect(terminator.calls.map((c) => c.uid)).toEqual([UID.leaky]);
+    // The next observation reads the node before the kill shows (still short) and the leak's cgroup
+    // as it empties (below its request, so batch ranks first); it takes 1.5 s, past the 3 s after
+    // which the leak's uncounted processes are taken to be gone.
+    const realObserve = observer.observe.bind(observer);
+    observer.observe = async (pods) => {
+      const observation = await realObserve(pods);
+      await clock.sleep(1_500);
+      observer.summary = memorySummary(8 * Gi, afterKill.availableBytes, { [UID.leaky]: { name: 'leaky', bytes: 0 }, [UID.batch]: { name: 'batch', bytes: 200 * Mi }, [STATIC_POD_UID]: { name: 'mirror', bytes: 4 * Gi } });
+      observer.observe = realObserve;
+      return observation;
+    };
+    observer.summary = memorySummary(8 * Gi, 300 * Mi, { [UID.leaky]: { name: 'leaky', bytes: 10 * Mi }, [UID.batch]: { name: 'batch', bytes: 200 * Mi }, [STATIC_POD_UID]: { name: 'mirror', bytes: 4 * Gi } });
+    await clock.stepAsync(2_000);
+    notifier.fire(clock.nowMs());
+    await clock.stepAsync(1_500);
+    expect(terminator.calls.map((c) => c.uid)).toEqual([UID.leaky]);
+    expect(h.logger.find('eviction deferred: a pod ended locally still had processes when the node was observed', { pod: 'default/batch' })).toHaveLength(1);
+  }
+
+  test('figures read before a locally ended pod\'s processes are gone end no second pod; the pass on fresh figures finds the pressure relieved', async () => {
+    harness = await start(HARD_AND_SOFT);
+    await staleObservationAfterLocalKill(harness, { availableBytes: 4 * Gi });
+    await harness.clock.stepAsync(20_000);
+    expect(harness.terminator.calls.map((c) => c.uid)).toEqual([UID.leaky]);
+    expect(harness.cluster.actions.callsOf('deletePod').map((c) => c.name)).toEqual(['leaky']);
+  });
+
+  test('figures read before a locally ended pod\'s processes are gone end no second pod; the pass on fresh figures, still short, ends the next at once', async () => {
+    harness = await start(HARD_AND_SOFT);
+    await staleObservationAfterLocalKill(harness, { availableBytes: 300 * Mi });
+    // The re-check follows within the 1 s cleanup poll, on figures read after the processes went.
+    await harness.clock.stepAsync(1_000);
+    expect(harness.terminator.calls.map((c) => c.uid)).toEqual([UID.leaky, UID.batch]);
+  });
+
+  test('a pod ended locally and already gone from the API is still waited for until its processes are gone', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const { clock, cluster, notifier, terminator, setAvailable } = harness;
+    setAvailable(300 * Mi);
+    notifier.fire(clock.nowMs());
+    await flushMicrotasks();
+    // Removed from the API at once (as a stand-in kubelet may; the kubelet removes its cgroup first)
+    // while its processes may still hold the memory: the next notification's pass ends nobody else.
+    cluster.view.removePod('default', 'leaky');
+    await clock.stepAsync(500);
+    notifier.fire(clock.nowMs());
+    await flushMicrotasks();
+    expect(terminator.calls.map((c) => c.uid)).toEqual([UID.leaky]);
+    // Still short once they are taken to be gone (3 s): the next pass ends the next pod.
+    await clock.stepAsync(3_000);
+    expect(terminator.calls.map((c) => c.uid)).toEqual([UID.leaky, UID.batch]);
+  });
+
   test('with the API server unreachable, memory is still freed locally and the deletion is retried until it lands', async () => {
     harness = await start(HARD_AND_SOFT);
     const { clock, cluster, notifier, terminator, setAvailable } = harness;
