@@ -51,7 +51,7 @@ export interface MemoryReader {
   podWorkingSet(pod: Pod): PodMemoryReading;
   /** One pod's memory stats now, its containers' included (the eviction message quotes them). */
   podStats(pod: Pod): PodStats | undefined;
-  /** Processes left in the pod's cgroup tree; undefined when that cannot be told. */
+  /** Processes left in the pod's cgroup tree (0 only once none can still hold memory); undefined when that cannot be told. */
   podProcessCount(pod: Pod): number | undefined;
 }
 

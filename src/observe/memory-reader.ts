@@ -3,7 +3,8 @@
 // synchronously, so it never waits for a thread-pool slot. The node's and the `pods` cgroup's
 // memory (MemTotal as the last full observation read it: the kubelet reads the machine's capacity
 // once, at start), each pod's usage as an upper bound of its working set, and on demand a pod's
-// working set, its containers' memory, and the processes left in it.
+// working set, its containers' memory, and the processes left in it (on cgroup v2, a cgroup still
+// populated counts one: an exiting process may still hold its memory).
 //
 // A pod has stats here exactly when `observe` would give it stats: its cgroup's memory can be read,
 // or the disk-usage walk has figures for it (then, without memory, its working set counts as 0).
@@ -135,8 +136,22 @@ export function createMemoryReader(sources: MemoryReaderSources): MemoryReader {
       const dir = cgroups.locator.locate(uid, pod.status?.qosClass);
       if (dir === undefined) return 0;
       const counted = countProcessesInTree(cgroups.fs, dir);
-      if (counted.ok) return counted.value;
-      return counted.notFound ? 0 : undefined;
+      if (!counted.ok) return counted.notFound ? 0 : undefined;
+      // A killed process leaves cgroup.procs as soon as its last thread starts exiting (its thread
+      // group is no longer live), while that thread may still be giving its memory back; on cgroup
+      // v2 the cgroup stays populated until it has left. Such a cgroup counts one.
+      if (counted.value === 0 && cgroups.layout.version === 'v2' && stillPopulated(cgroups, dir)) return 1;
+      return counted.value;
     },
   };
+}
+
+// Whether a cgroup v2 cgroup's `cgroup.events` says a task is still in it or below it; false when
+// it is gone or unreadable (the process count stands).
+function stillPopulated(cgroups: ObserverCgroups, dir: string): boolean {
+  try {
+    return /^populated 1$/m.test(cgroups.fs.readSmallFile(`${dir}/cgroup.events`));
+  } catch {
+    return false;
+  }
 }

@@ -107,6 +107,30 @@ describe('cgroup v2 (fixture)', () => {
     expect(summary.pods?.[0]?.process_stats).toEqual({ process_count: 4 });
   });
 
+  test('the processes left in a pod: an emptied cgroup.procs counts one while cgroup.events still says populated', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'kea-v2-populated-'));
+    try {
+      cpSync(`${fixturesDir}cgroup-v2/cgroupfs`, root, { recursive: true });
+      const { obs } = observer(root);
+      await obs.observe([podB]);
+      const memory = obs.memory;
+      if (memory === undefined) throw new Error('no memory reader');
+      expect(memory.podProcessCount(podB)).toBe(4);
+      // Killed: its last thread is exiting (gone from cgroup.procs), its memory not yet given back.
+      const podDir = join(root, 'sys/fs/cgroup/kubepods/besteffort/pod0a1b2c3d-0000-4000-8000-00000000000b');
+      for (const dir of [podDir, join(podDir, 'b'.repeat(63) + '0'), join(podDir, 'b'.repeat(63) + '1')]) writeFileSync(join(dir, 'cgroup.procs'), '');
+      writeFileSync(join(podDir, 'cgroup.events'), 'populated 1\nfrozen 0\n');
+      expect(memory.podProcessCount(podB)).toBe(1);
+      writeFileSync(join(podDir, 'cgroup.events'), 'populated 0\nfrozen 0\n');
+      expect(memory.podProcessCount(podB)).toBe(0);
+      // Without cgroup.events (an older fixture), the count stands.
+      rmSync(join(podDir, 'cgroup.events'));
+      expect(memory.podProcessCount(podB)).toBe(0);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   test('a v2 hierarchy without the memory controller is not taken for memory', async () => {
     const root = mkdtempSync(join(tmpdir(), 'kea-observe-'));
     try {
