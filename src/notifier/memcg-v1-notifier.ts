@@ -137,8 +137,9 @@ export class MemcgV1Notifier extends NotifierLifecycle implements MemoryThreshol
     const description = figures.target.description;
     const cgroupPath = this.cgroupPath(figures.target.signal);
     let eventFd: EventFd;
+    let usageAfterBytes: bigint | null;
     try {
-      eventFd = await registerMemcgThreshold(this.options.native, cgroupPath, figures.memcgThresholdBytes);
+      ({ eventFd, usageAfterBytes } = await registerMemcgThreshold(this.options.native, cgroupPath, figures.memcgThresholdBytes));
     } catch (error) {
       // The previous registration, if any, stays armed: a stale point beats none.
       this.reportOnce(description, `cannot arm the threshold on ${cgroupPath}: ${errorMessage(error)}`);
@@ -171,6 +172,15 @@ export class MemcgV1Notifier extends NotifierLifecycle implements MemoryThreshol
       inactiveFileBytes: figures.inactiveFileBytes.toString(),
       rearm: previous !== undefined,
     });
+    // Usage passed the point while the registration waited for the kernel: the kernel will not
+    // signal a crossing that has already happened, so it is reported as one now. Without this, a
+    // notification that came just before the working set crossed (the page cache had grown since
+    // arming) re-armed a point the leak then passed unseen, and nothing woke the agent until the
+    // OOM killer.
+    if (usageAfterBytes !== null && usageAfterBytes >= figures.memcgThresholdBytes) {
+      this.logger.debug(`eviction manager: ${description} already passed when armed`, { usageBytes: usageAfterBytes.toString() });
+      this.crossed(armed);
+    }
   }
 
   private onReady(armed: Armed, events: number): void {
@@ -184,10 +194,14 @@ export class MemcgV1Notifier extends NotifierLifecycle implements MemoryThreshol
       return;
     }
     if (crossings === 0n && (events & (EPOLLERR | EPOLLHUP)) === 0) return;
+    this.logger.debug(`eviction manager: ${armed.description} crossed`, { crossings: crossings.toString() });
+    this.crossed(armed);
+  }
+
+  private crossed(armed: Armed): void {
     // Usage moved past an armed point: every armed value may now be stale, so each may re-arm at once.
     for (const other of this.armed.values()) other.crossedSinceArmed = true;
     const event: NotifierEvent = { description: armed.description, atMs: this.options.clock.nowMs() };
-    this.logger.debug(`eviction manager: ${armed.description} crossed`, { crossings: crossings.toString() });
     this.onEvent?.(event);
   }
 

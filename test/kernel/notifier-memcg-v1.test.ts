@@ -225,6 +225,35 @@ maybe('MemcgV1Notifier on the kernel (root, cgroup v1)', () => {
     expect(events[0]?.maxUsageBytes).toBeGreaterThanOrEqual(movedBytes);
   });
 
+  test('a point usage passed before its registration took effect is reported at once; the kernel alone never signals it (root, cgroup v1)', async () => {
+    const sandbox = await newSandbox(512n * MI);
+    const node = sandbox.path;
+    const allocator = await Allocator.start(node);
+    await allocator.alloc(64n * MI);
+    const clock = new FakeClock();
+    const notifier = newNotifier(sandbox, clock);
+    const events: NotifierEvent[] = [];
+    notifier.start((event) => events.push(event));
+    // Armed above usage: nothing to report.
+    const aboveBytes = usageBytes(node) + 128n * MI;
+    notifier.updateThresholds(summaryOf(aboveBytes + 1024n * MI), [threshold('memory.available', '1Gi')]);
+    await notifier.settled();
+    await sleepMs(200);
+    expect(events).toEqual([]);
+    // Re-armed (after the re-arm interval) at a point usage has already passed, as when a fast leak
+    // climbs past a re-armed point during the registration's RCU wait: reported as a crossing.
+    clock.step(10_001);
+    const passedBytes = usageBytes(node) - 16n * MI;
+    notifier.updateThresholds(summaryOf(passedBytes + 1024n * MI), [threshold('memory.available', '1Gi')]);
+    await notifier.settled();
+    expect(notifier.armedThresholds().map((a) => a.memcgThresholdBytes)).toEqual([passedBytes]);
+    expect(events.map((e) => e.description)).toEqual(['hard memory eviction threshold']);
+    // The kernel itself stays silent while usage grows further above the point: it signals crossings only.
+    await allocator.alloc(16n * MI);
+    await sleepMs(300);
+    expect(events).toHaveLength(1);
+  });
+
   test('several thresholds at once: the soft one fires first, then hard and allocatable, each past its value (root, cgroup v1)', async () => {
     const sandbox = await newSandbox(768n * MI);
     const node = sandbox.path;
