@@ -15,6 +15,9 @@ import { errorMessage } from '../errors.js';
 import { EPOLLERR, EPOLLHUP, EPOLLIN, type EventFd, type NativeEvents } from '../../native/native-events.js';
 import type { EpollLoop, EpollLoopOptions, EpollWatch } from './epoll-loop.js';
 import { registerMemcgThreshold } from './memcg-threshold.js';
+
+/** One page: a point moved past usage it was crossed at. */
+const PAGE_BYTES = 4096n;
 import { computeMemoryThresholds, isProblem, type MemorySignal, type MemoryThresholdFigures } from './memory-thresholds.js';
 import { NotifierLifecycle } from './notifier-lifecycle.js';
 import { rearmDecision } from './rearm-policy.js';
@@ -99,13 +102,22 @@ export class MemcgV1Notifier extends NotifierLifecycle implements MemoryThreshol
         continue;
       }
       if (this.arming.has(description)) continue;
-      const decision = rearmDecision(this.armed.get(description) ?? null, computation.memcgThresholdBytes, nowMs);
+      const current = this.armed.get(description) ?? null;
+      let target = computation;
+      let decision = rearmDecision(current, computation.memcgThresholdBytes, nowMs);
+      // Usage crossed this very point, yet the pass it woke found the threshold not met (the page
+      // cache grew, or usage stands exactly at it): the kernel signals nothing more while usage
+      // stays at or above a point, so the point moves one page up, where the next page charged is seen.
+      if (decision === 'unchanged' && current !== null && current.crossedSinceArmed) {
+        target = { ...computation, memcgThresholdBytes: computation.memcgThresholdBytes + PAGE_BYTES };
+        decision = 'rearm';
+      }
       if (decision === 'unchanged' || decision === 'too-soon') {
         this.problemResolved(description);
         continue;
       }
       // Never rejects: a registration nobody awaits must not become an unhandled rejection.
-      const arming = this.arm(loop, computation, nowMs)
+      const arming = this.arm(loop, target, nowMs)
         .catch((error: unknown) => this.logger.error('arming a memory threshold failed', { description, error: errorMessage(error) }))
         .finally(() => this.arming.delete(description));
       this.arming.set(description, arming);

@@ -150,6 +150,25 @@ describe('MemcgV1Notifier re-arming', () => {
     await notifier.stop();
   });
 
+  test('a crossing whose pass finds the same point moves it one page up, once', async () => {
+    const { native, notifier, clock, start, events, update } = setup();
+    start();
+    await update(summaryArming(T), [hardMemory]);
+    clock.step(1_000);
+    native.setUsage(MOUNT, T);
+    await flushMicrotasks();
+    expect(events).toHaveLength(1);
+    // The pass computes the same point: the kernel would stay silent at it, so it moves a page up.
+    await update(summaryArming(T), [hardMemory]);
+    expect(native.registrations(MOUNT)).toEqual([T + 4096n]);
+    // Not passed at registration: no event; the next pass within 10 s keeps it.
+    expect(events).toHaveLength(1);
+    clock.step(1_000);
+    await update(summaryArming(T), [hardMemory]);
+    expect(native.registrations(MOUNT)).toEqual([T + 4096n]);
+    await notifier.stop();
+  });
+
   test('a crossing of one threshold lets the others re-arm at once too', async () => {
     const { native, notifier, clock, start, update } = setup();
     start();
