@@ -207,7 +207,8 @@ kubectl() {
 }
 helm() { :; }
 ${block}`;
-    const result = spawnSync('bash', ['-c', script], { encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '', KEA_KUBECTL: kubectl, KEA_KUBECONFIG: kubeconfig, KEA_OUT: out } });
+    // HOME and the working directory in the scratch directory: kubectl keeps its discovery cache under $HOME/.kube.
+    const result = spawnSync('bash', ['-c', script], { cwd: dir, encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '', HOME: dir, KEA_KUBECTL: kubectl, KEA_KUBECONFIG: kubeconfig, KEA_OUT: out } });
     expect(result.status === 0 ? '' : `exit ${result.status}\n${result.stdout}\n${result.stderr}`).toBe('');
     const pod = JSON.parse(readFileSync(out, 'utf8')) as {
       metadata: { namespace: string };
