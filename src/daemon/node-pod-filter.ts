@@ -2,7 +2,8 @@
 // only when it is bound to this node and its identity can name host paths (a UID in the API
 // server's form, or a static pod's for a mirror pod; a DNS name and namespace). The field selector
 // `spec.nodeName=<node>` is the server's to apply, and a broken or compromised server (or anything
-// that injects into the watch) may send other nodes' pods or crafted UIDs: such a pod is never
+// that injects into the watch) may send other nodes' pods, crafted UIDs or one UID for two pods
+// (whose stats, cgroup and processes would be taken for each other's): such a pod is never
 // observed, ranked, evicted, signalled or tainted away. Every part of the agent sees the node's
 // pods through this one filter. Each refused pod is logged once while the server keeps sending it,
 // and counted in the `refused_pods` gauge by reason.
@@ -31,6 +32,16 @@ export function podRefusal(pod: Pod, nodeName: string): { readonly reason: PodRe
 const PLAIN_KEY = /^[a-z0-9.-]{1,63}\/[a-z0-9.-]{1,253}$/;
 const shownKey = (pod: Pod): string => (PLAIN_KEY.test(podKey(pod)) ? podKey(pod) : printableValue(podKey(pod)));
 
+/** A pod sharing its UID with another listed pod: refused, naming the others (a few). */
+function sharedUid(pod: Pod, keysByUid: ReadonlyMap<string, readonly string[]>): ReturnType<typeof podRefusal> {
+  const keys = keysByUid.get(pod.metadata.uid ?? '') ?? [];
+  if (keys.length < 2) return null;
+  const others = keys.filter((key) => key !== podKey(pod));
+  return { reason: 'uid', message: `the pod UID ${pod.metadata.uid ?? ''} is also listed for ${others.slice(0, 3).map((key) => printableValue(key)).join(', ')}${others.length > 3 ? ` and ${others.length - 3} more` : ''}: the API server gives every pod its own` };
+}
+
+const idOf = (pod: Pod): string => `${podKey(pod)}\u0000${String(pod.metadata.uid)}`;
+
 /** The view the filter stands in front of, with its lifecycle. */
 export type StartableClusterView = ClusterView & { start(): Promise<void>; stop(): Promise<void> };
 
@@ -49,6 +60,7 @@ export class NodePodFilter implements StartableClusterView {
   private accepted: readonly Pod[] = [];
   // The refused pods of the latest answer (key, UID and reason), so each is logged once.
   private refused = new Set<string>();
+  private acceptedIds = new Set<string>();
   private counts = '';
 
   constructor(private readonly deps: NodePodFilterDeps) {
@@ -75,14 +87,12 @@ export class NodePodFilter implements StartableClusterView {
 
   onPodChange(listener: (oldPod: Pod | null, newPod: Pod | null) => void): () => void {
     return this.deps.cluster.onPodChange((oldPod, newPod) => {
-      // A refused state is no pod at all: a pod that leaves the node is deleted, one that comes back added.
+      // A refused state is no pod at all: a pod that leaves the node is deleted, one that comes
+      // back added. The new state is judged among all the pods (the view holds it already).
       const before = oldPod !== null && podRefusal(oldPod, this.deps.nodeName) === null ? oldPod : null;
-      const after = newPod !== null && podRefusal(newPod, this.deps.nodeName) === null ? newPod : null;
-      if (before === null && after === null) {
-        this.pods(); // logs the refusal as the change arrives
-        return;
-      }
-      listener(before, after);
+      this.pods();
+      const after = newPod !== null && this.acceptedIds.has(idOf(newPod)) ? newPod : null;
+      if (before !== null || after !== null) listener(before, after);
     });
   }
 
@@ -102,14 +112,22 @@ export class NodePodFilter implements StartableClusterView {
     const accepted: Pod[] = [];
     const refused = new Set<string>();
     const counts: Record<PodRefusalReason, number> = { uid: 0, name: 0, 'other-node': 0 };
+    // The API server gives every pod its own UID: pods that share one are none of them trusted.
+    const keysByUid = new Map<string, string[]>();
     for (const pod of all) {
-      const refusal = podRefusal(pod, this.deps.nodeName);
+      const uid = pod.metadata.uid;
+      if (isPodUid(uid)) keysByUid.set(uid, [...(keysByUid.get(uid) ?? []), podKey(pod)]);
+    }
+    this.acceptedIds = new Set();
+    for (const pod of all) {
+      const refusal = podRefusal(pod, this.deps.nodeName) ?? sharedUid(pod, keysByUid);
       if (refusal === null) {
         accepted.push(pod);
+        this.acceptedIds.add(idOf(pod));
         continue;
       }
       counts[refusal.reason]++;
-      const key = `${refusal.reason}\u0000${podKey(pod)}\u0000${String(pod.metadata.uid)}`;
+      const key = `${refusal.reason}\u0000${idOf(pod)}`;
       refused.add(key);
       if (!this.refused.has(key)) {
         this.log.warn('pod refused: the API server listed it for this node, but the agent never acts on it', { pod: shownKey(pod), reason: refusal.message });

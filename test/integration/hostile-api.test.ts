@@ -16,7 +16,7 @@ import { connect } from '../../src/kube/index.js';
 import type { HostIdentity } from '../../src/api/host-identity.js';
 import { FakeNotifier, FakeObserver, FakeTerminator, memorySummary } from '../fakes/fake-node.js';
 import { RecordingLogger } from '../fakes/recording-logger.js';
-import { makePod } from '../fixtures/pods.js';
+import { makePod, mirrorAnnotations } from '../fixtures/pods.js';
 
 // The host the agent runs on, as its files say, and its Node as its kubelet registers it.
 const HOST: HostIdentity = { bootID: '3f2a9c1e-7b4d-4e8f-a6c5-1d0b9e8f7a6c', machineID: '8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a39', systemUUID: 'ec2a1b3c-4d5e-4f60-8172-93a4b5c6d7e8', problems: [] };
@@ -41,6 +41,9 @@ interface CraftedPod {
   readonly name: string;
   readonly uid?: string;
   readonly nodeName?: string;
+  /** The UID of an earlier pod, by name: one UID for two pods. */
+  readonly uidOf?: string;
+  readonly annotations?: Record<string, string>;
   readonly bytes: number;
 }
 
@@ -78,15 +81,15 @@ async function hostile(crafted: readonly CraftedPod[], options: { ignoreFieldSel
   const usage: Record<string, { name: string; bytes: number }> = {};
   const pods: CraftedPod[] = [{ name: 'leaky', nodeName: 'node-a', bytes: 1 * Gi }, ...crafted];
   for (const spec of pods) {
-    const pod = makePod({ name: spec.name, requests: { memory: '100Mi' }, nodeName: spec.nodeName ?? 'node-a' });
+    const pod = makePod({ name: spec.name, requests: { memory: '100Mi' }, nodeName: spec.nodeName ?? 'node-a', annotations: spec.annotations });
     const { uid: _fresh, ...metadata } = pod.metadata;
     void _fresh;
     if (spec.nodeName === '') delete pod.spec.nodeName;
-    const created = standIn.createPod({ ...pod, metadata, status: { phase: 'Running' } }, spec.uid === undefined ? {} : { uid: spec.uid });
-    const uid = created.metadata.uid ?? '';
-    uids[spec.name] = uid;
+    const uid = spec.uidOf === undefined ? spec.uid : uids[spec.uidOf];
+    const created = standIn.createPod({ ...pod, metadata, status: { phase: 'Running' } }, uid === undefined ? {} : { uid });
+    uids[spec.name] = created.metadata.uid ?? '';
     // The stats say what the server says: the worst case, a crafted pod the biggest user.
-    usage[uid] = { name: spec.name, bytes: spec.bytes };
+    usage[created.metadata.uid ?? ''] = { name: spec.name, bytes: spec.bytes };
   }
   const observer = new FakeObserver();
   const setAvailable = (bytes: number): void => {
@@ -176,6 +179,40 @@ describe('the agent against a hostile API server', () => {
     const refusal = h.logger.lines.find((l) => l.msg.startsWith('pod refused') && l.fields.pod === 'default/elsewhere');
     expect(String(refusal?.fields.reason)).toContain(`bound to ${nodeName === '' ? 'no node' : `"${nodeName}"`}`);
     expect(await h.agent.metrics.registry.getSingleMetricAsString('kube_eviction_agent_refused_pods')).toMatch(/reason="other-node"\} 1/);
+  });
+
+  test('a mirror pod whose static pod UID (its cgroup\'s name) is a traversal: refused, and never acted on', async () => {
+    const h = await hostile([{ name: 'static-web', annotations: mirrorAnnotations('../../..'), bytes: 6 * Gi }]);
+    await underPressure(h, 3000);
+    expect(touching(h.standIn, 'static-web')).toEqual([]);
+    expect(signalled(h)).toEqual([h.uids.leaky]);
+    const refusal = h.logger.lines.find((l) => l.msg.startsWith('pod refused') && l.fields.pod === 'default/static-web');
+    expect(String(refusal?.fields.reason)).toMatch(/kubernetes\.io\/config\.mirror annotation "\.\.\/\.\.\/\.\." is not a static pod UID/);
+  });
+
+  test('a pod named as a path to another object: refused, and no request reaches anything but the genuine pod and the Node\'s status', async () => {
+    const h = await hostile([{ name: '../../../nodes/node-a', bytes: 6 * Gi }]);
+    await underPressure(h, 3000);
+    for (const r of actions(h.standIn)) expect(`${r.method} ${r.path}`).toMatch(/^(DELETE|POST|PATCH) \/api\/v1\/namespaces\/default\/pods\/leaky(\/status|\/eviction)?$|^PATCH \/api\/v1\/nodes\/node-a(\/status)?$/);
+    expect(h.standIn.node('node-a')).not.toBeNull();
+    expect(signalled(h)).toEqual([h.uids.leaky]);
+    const refusal = h.logger.lines.find((l) => l.msg.startsWith('pod refused'));
+    expect(refusal?.fields).toMatchObject({ pod: '"default/../../../nodes/node-a" (29 characters)' });
+    expect(String(refusal?.fields.reason)).toMatch(/is not a DNS-1123 subdomain/);
+    expect(await h.agent.metrics.registry.getSingleMetricAsString('kube_eviction_agent_refused_pods')).toMatch(/reason="name"\} 1/);
+  });
+
+  test('one UID for two pods (an impostor given the genuine pod\'s): neither is trusted, nothing is evicted or signalled', async () => {
+    const h = await hostile([{ name: 'impostor', uidOf: 'leaky', bytes: 6 * Gi }]);
+    await underPressure(h, 3000);
+    expect(actions(h.standIn).filter((r) => r.path.includes('/pods/'))).toEqual([]);
+    expect(h.terminator.calls).toEqual([]);
+    const refused = h.logger.lines.filter((l) => l.msg.startsWith('pod refused')).map((l) => [l.fields.pod, l.fields.reason]);
+    expect(refused).toEqual([
+      ['default/leaky', expect.stringContaining('is also listed for "default/impostor"')],
+      ['default/impostor', expect.stringContaining('is also listed for "default/leaky"')],
+    ]);
+    expect(await h.agent.metrics.registry.getSingleMetricAsString('kube_eviction_agent_refused_pods')).toMatch(/reason="uid"\} 2/);
   });
 
   test('a pod moved to another node by a watch event: it leaves the agent\'s pods at once and is never acted on', async () => {

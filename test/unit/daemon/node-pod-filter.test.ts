@@ -72,6 +72,26 @@ describe('NodePodFilter', () => {
     expect(counts.at(-1)).toEqual({ uid: 1, name: 0, 'other-node': 1 });
   });
 
+  test('pods that share one UID are none of them trusted, until only one has it', () => {
+    const { view, filter, logger, counts } = filtered([makePod({ name: 'web', uid: UID }), makePod({ name: 'impostor', uid: UID }), makePod({ name: 'other', uid: '1b7e4f39-3c1d-4c8e-9f0a-6d2b5e8a1c47' })]);
+    const changes: [string | null, string | null][] = [];
+    filter.onPodChange((oldPod, newPod) => changes.push([oldPod?.metadata.name ?? null, newPod?.metadata.name ?? null]));
+    expect(filter.pods().map((p) => p.metadata.name)).toEqual(['other']);
+    expect(logger.lines.filter((l) => l.msg.startsWith('pod refused')).map((l) => l.fields.reason)).toEqual([
+      `the pod UID ${UID} is also listed for "default/impostor" (16 characters): the API server gives every pod its own`,
+      `the pod UID ${UID} is also listed for "default/web" (11 characters): the API server gives every pod its own`,
+    ]);
+    expect(counts.at(-1)).toEqual({ uid: 2, name: 0, 'other-node': 0 });
+    view.removePod('default', 'impostor');
+    expect(filter.pods().map((p) => p.metadata.name)).toEqual(['web', 'other']);
+    expect(counts.at(-1)).toEqual({ uid: 0, name: 0, 'other-node': 0 });
+    // A third pod taking the UID: it is refused as it arrives, and web with it. The removal of a
+    // refused pod is passed on as a deletion, harmless to a listener that never saw the pod.
+    view.upsertPod(makePod({ name: 'third', uid: UID }));
+    expect(changes).toEqual([['impostor', null]]);
+    expect(filter.pods().map((p) => p.metadata.name)).toEqual(['other']);
+  });
+
   test('a key outside the API syntax is logged bounded and escaped', () => {
     const { filter, logger } = filtered([makePod({ name: `${'x'.repeat(300)}\n`, uid: UID })]);
     expect(filter.pods()).toEqual([]);
