@@ -292,7 +292,7 @@ measured it:
 
 ${table(['rate × processes', ...notifierVariants.map((v) => v.label)], notifiedRows)}
 
-${data.quietRestarts > 0 ? `The OOM killer took a quiet pod instead of the allocating one ${data.quietRestarts} time(s); it was restarted before the next run.\n\n` : ''}${errors.length > 0 ? `${errors.length} run(s) ended otherwise: ${[...new Set(errors.map((e) => e.error ?? 'unknown'))].slice(0, 3).join('; ')}.\n\n` : ''}${measuredOn(result)}
+${data.quietRestarts > 0 ? `The OOM killer took a quiet pod instead of the allocating one ${data.quietRestarts} time(s); it was restarted before the next run.\n\n` : ''}${errors.length > 0 ? `${errors.length} run(s) ended otherwise: ${[...new Set(errors.map((e) => e.error ?? 'unknown'))].slice(0, 3).join('; ')}.\n\n` : ''}${keptNote(data)}${loadNote(data)}${measuredOn(result)}
 `;
   return {
     markdown,
@@ -302,4 +302,21 @@ ${data.quietRestarts > 0 ? `The OOM killer took a quiet pod instead of the alloc
     ],
     headlines,
   };
+}
+
+/** Where the runs of the variants not raced in this run come from, when the run raced some only. */
+function keptNote(data: OomRaceData): string {
+  const kept = data.keptFrom;
+  if (kept === undefined) return '';
+  const labels = data.variants.filter((v) => kept.variants.includes(v.key)).map((v) => v.label.split(' ')[0]);
+  const raced = data.variants.filter((v) => !kept.variants.includes(v.key)).map((v) => `${v.label.split(' ')[0]} (${data.runsPerCellByVariant?.[v.key] ?? data.runsPerCell} runs per rate and process count)`);
+  const machine = `${kept.date.slice(0, 10)} ${kept.date.slice(11, 16)} UTC, code ${kept.revision ?? 'unknown'}, load average ${kept.loadAverage.toFixed(1)} at start`;
+  return `This run raced ${raced.join(', ')} only; the runs of ${labels.join(', ')} are kept from the run of ${machine}.\n\n`;
+}
+
+/** The machine's load over the runs that recorded it: a loaded machine makes every reaction later. */
+function loadNote(data: OomRaceData): string {
+  const loads = numbers(data.runs.map((r) => r.loadAverage ?? null));
+  if (loads.length === 0) return '';
+  return `The 1-minute load average as each of the ${loads.length} runs that recorded it ended: median ${fmt(median(loads))}, max ${fmt(Math.max(...loads))} (2 cores).\n\n`;
 }
