@@ -13,7 +13,9 @@ import { rankedPods } from '../eviction/ranking.js';
 import { signalQuantityFormat } from '../eviction/observations.js';
 import type { RankedPod, SynchronizeResult } from '../eviction/types.js';
 import { describeStormGuard, formatWindow, type StormGuardState } from '../eviction/storm-guard.js';
-import type { StormGuardSettings } from '../api/agent-settings.js';
+import type { OomKillSettings, StormGuardSettings } from '../api/agent-settings.js';
+import { containerNamesById, runtimeContainerIdOf } from '../api/container-id.js';
+import type { OomKillCounts } from '../compose/node-side.js';
 import { ownerKey } from '../eviction/owner.js';
 import type { ReplayStormGuardLine } from '../replay/runner.js';
 
@@ -29,6 +31,30 @@ export interface ExplainInput {
   readonly source: string;
   /** The eviction storm guard: its settings, and with a recording its state and what it did at the step. */
   readonly stormGuard?: { readonly settings: StormGuardSettings; readonly state: StormGuardState | null; readonly line: ReplayStormGuardLine | null };
+  /** Kernel OOM kills: how the agent reports them, and on a live node the kernel's counters now (null: no memory hierarchy). */
+  readonly oomKills?: { readonly settings: OomKillSettings; readonly counts?: OomKillCounts | null };
+}
+
+// The OOM kill lines: how kills are reported, and on a live node what the kernel has counted.
+function oomKillLines(oomKills: NonNullable<ExplainInput['oomKills']>, pods: readonly Pod[]): string[] {
+  const { settings, counts } = oomKills;
+  const how = settings.enabled
+    ? `reported as OOMKilledByKernel Events on the pod and the Node (${settings.kernelLog ? 'the kernel log read for each victim' : 'the kernel log not read'}; counters re-read every ${formatDurationMs(settings.scanIntervalMs)})`
+    : 'not watched (oomKills.enabled is false)';
+  const out = [`Kernel OOM kills: ${how}`];
+  if (counts === undefined) return out;
+  if (counts === null) return [...out, '  No memory cgroup hierarchy found: no counters to read'];
+  const scope = counts.version === 'v1' ? 'its own processes' : 'its whole tree';
+  out.push(`  The node cgroup's oom_kill counter (cgroup ${counts.version}, ${scope}): ${counts.nodeKills === null ? 'not kept by this kernel' : String(counts.nodeKills)}`);
+  if (counts.containers.length === 0) return [...out, '  No container cgroup has an OOM kill counted'];
+  const byUid = new Map(pods.map((p) => [p.metadata.uid, p]));
+  const rows = counts.containers.map((c) => {
+    const pod = byUid.get(c.podUid);
+    const id = runtimeContainerIdOf(c.name);
+    const name = pod === undefined || id === undefined ? undefined : containerNamesById(pod).get(id);
+    return [pod === undefined ? `(no pod with UID ${c.podUid})` : podKey(pod), name ?? c.name, String(c.kills)];
+  });
+  return [...out, '  Counted by the kernel since each container cgroup was created:', table(['POD', 'CONTAINER', 'OOM KILLS'], rows).replace(/^/gm, '  ')];
 }
 
 // The storm guard's lines: what it is set to, and where a history is known, where it stands.
@@ -154,5 +180,6 @@ export function explainReport(input: ExplainInput): string {
   if (result.fallbacks.length > 0) out.push(`  If a PodDisruptionBudget refuses: ${result.fallbacks.map((f) => podKey(f.pod)).join(', then ')}`);
   for (const note of result.notes) out.push(`  note: ${note.message}`);
   if (input.stormGuard !== undefined) out.push('', ...stormGuardLines(input.stormGuard));
+  if (input.oomKills !== undefined) out.push('', ...oomKillLines(input.oomKills, input.pods));
   return `${out.join('\n')}\n`;
 }

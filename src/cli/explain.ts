@@ -40,14 +40,14 @@ export async function explainRecording(config: LoadedConfig, path: string, atMs:
   const last = runner.lastStep();
   if (last === null) throw new AgentError('EVA_ERR_USAGE', atMs === null ? `${path} holds no step` : `${path} holds no step at or before ${formatRfc3339(atMs)}`);
   const stormGuard = runner.stormGuardAtLastStep();
-  return explainReport({ ...last, ...(stormGuard === null ? {} : { stormGuard }), source: `Recording ${path}, step at ${formatRfc3339(runner.previousTimeMs ?? 0)} (replayed from its start)` });
+  return explainReport({ ...last, ...(stormGuard === null ? {} : { stormGuard }), oomKills: { settings: config.agent.oomKills }, source: `Recording ${path}, step at ${formatRfc3339(runner.previousTimeMs ?? 0)} (replayed from its start)` });
 }
 
 /** The report for this node now: the watches synced, one observation, one synchronize pass. */
 export async function explainNode(config: LoadedConfig, options: ExplainOptions): Promise<string> {
   const nodeName = options.nodeName ?? process.env.NODE_NAME ?? config.agent.nodeName;
   if (nodeName === undefined || nodeName === null || nodeName === '') throw new AgentError('EVA_ERR_USAGE', 'The node name is unknown: pass --node-name or set NODE_NAME');
-  const [{ connectCluster }, { hostObserver }] = await Promise.all([import('../compose/agent.js'), import('../compose/node-side.js')]);
+  const [{ connectCluster }, { hostObserver, hostOomKillCounts }] = await Promise.all([import('../compose/agent.js'), import('../compose/node-side.js')]);
   const clock = systemClock;
   const client = await connectCluster({ kubeconfig: options.kubeconfig }, nodeName, clock, silentLogger);
   const cluster = client.clusterView();
@@ -78,6 +78,7 @@ export async function explainNode(config: LoadedConfig, options: ExplainOptions)
         source: `Node ${nodeName}, observed ${formatRfc3339(result.nowMs)} (one pass: a soft threshold met now is still within its grace period)`,
         // One pass has no history: the running agent's guard state is in its metrics and Events.
         stormGuard: { settings: config.agent.stormGuard, state: null, line: null },
+        oomKills: { settings: config.agent.oomKills, counts: hostOomKillCounts(config, { nodeName, clock, logger: silentLogger }) },
       }) + problems
     );
   } finally {

@@ -15,7 +15,10 @@ import { nodeHostFs } from '../host/host-fs.js';
 import { readHostIdentity } from '../host/host-identity.js';
 import { resolvePodCgroupRoot } from '../host/pod-cgroup-locator.js';
 import { createMemoryThresholdNotifier } from '../notifier/create-memory-threshold-notifier.js';
-import { createOomKillWatcher } from '../notifier/create-oom-kill-watcher.js';
+import { createOomKillWatcher, readNodeOomKillCounts } from '../notifier/create-oom-kill-watcher.js';
+import type { OomKillCounts } from '../notifier/oom-cgroup-files.js';
+
+export type { OomKillCounts };
 import { createSharedEpollLoop, type SharedEpollLoop } from '../notifier/shared-epoll-loop.js';
 import { createCgroupObserver } from '../observe/cgroup-observer.js';
 import { createKubeletSummaryObserver } from '../observe/kubelet-summary-client.js';
@@ -85,6 +88,11 @@ export function hostIdentity(config: LoadedConfig): HostIdentity {
 
 export function hostOomKillWatcher(config: LoadedConfig, context: NodeSideContext): OomKillWatcher {
   return createOomKillWatcher(config.agent.oomKills, { ...kernelCgroups(config, context), loop: context.epollLoop ?? createSharedEpollLoop(context.logger), fs: nodeHostFs, clock: context.clock, logger: context.logger });
+}
+
+/** The kernel's OOM kill counters of this node and its containers, for `explain`. */
+export function hostOomKillCounts(config: LoadedConfig, context: NodeSideContext): OomKillCounts | null {
+  return readNodeOomKillCounts({ ...kernelCgroups(config, context), fs: nodeHostFs });
 }
 
 export function hostTerminator(config: LoadedConfig, context: NodeSideContext): LocalTerminator {

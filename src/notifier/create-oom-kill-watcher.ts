@@ -13,7 +13,7 @@ import type { HostFs } from '../host/host-fs.js';
 import { createLibcNativeEvents } from '../../native/libc-native-events.js';
 import type { NativeEvents } from '../../native/native-events.js';
 import { KERNEL_LOG_DEVICE } from './kernel-log-reader.js';
-import type { CgroupVersionOfMemory } from './oom-cgroup-files.js';
+import { readOomKillCounts, type CgroupVersionOfMemory, type OomKillCounts } from './oom-cgroup-files.js';
 import { KernelOomKillWatcher } from './oom-kill-watcher.js';
 import type { SharedEpollLoop } from './shared-epoll-loop.js';
 
@@ -83,4 +83,12 @@ export function createOomKillWatcher(settings: OomKillSettings, context: OomKill
     monotonicUs: () => process.hrtime.bigint() / 1000n,
     logger: context.logger,
   });
+}
+
+/** The kernel's OOM kill counters of the node and its containers now; null without a memory hierarchy. */
+export function readNodeOomKillCounts(context: Pick<OomKillWatcherContext, 'cgroupRoot' | 'nodeCgroup' | 'podCgroupRoot' | 'fs'>): OomKillCounts | null {
+  const version = memoryHierarchyVersion(context.cgroupRoot);
+  if (version === null) return null;
+  const memoryRoot = version === 'v1' ? join(context.cgroupRoot, 'memory') : context.cgroupRoot;
+  return readOomKillCounts(context.fs, version, memoryRoot, trimSlashes(context.nodeCgroup), trimSlashes(context.podCgroupRoot));
 }

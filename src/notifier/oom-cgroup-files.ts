@@ -89,3 +89,22 @@ export function listContainerCgroups(fs: HostFs, memoryRoot: string, podCgroupRo
   }
   return found;
 }
+
+/** What the kernel OOM killer has taken so far, by its own counters (for `explain`). */
+export interface OomKillCounts {
+  readonly version: CgroupVersionOfMemory;
+  /** The node cgroup's `oom_kill` (v1: kills of its own processes only; v2: of the whole tree); null without a counter. */
+  readonly nodeKills: bigint | null;
+  /** Every container cgroup with kills, in the order the tree is walked. */
+  readonly containers: readonly (ContainerCgroup & { readonly kills: bigint })[];
+}
+
+/** The node cgroup's OOM kill count and each container cgroup's non-zero one. */
+export function readOomKillCounts(fs: HostFs, version: CgroupVersionOfMemory, memoryRoot: string, nodeCgroup: string, podCgroupRoot: string): OomKillCounts {
+  const containers = listContainerCgroups(fs, memoryRoot, podCgroupRoot).flatMap((container) => {
+    const kills = readOomKillCount(fs, version, `${memoryRoot}${container.path}`);
+    return kills === null || kills === 0n ? [] : [{ ...container, kills }];
+  });
+  const nodeDir = nodeCgroup === '' ? memoryRoot : `${memoryRoot}/${nodeCgroup}`;
+  return { version, nodeKills: readOomKillCount(fs, version, nodeDir), containers };
+}

@@ -2,7 +2,7 @@
 // figures, and the decision with the kubelet's message.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubeconfigFor, startApiStandIn } from '../../src/demo/api-stand-in.js';
@@ -33,6 +33,7 @@ describe('explain --replay', () => {
     expect(result.stdout).toMatch(/met, within its 30s grace period/);
     expect(result.stdout).toMatch(/Nothing yet: a soft threshold is met but its grace period has not elapsed/);
     expect(result.stdout).toMatch(/Pod ranking if memory pressure came now/);
+    expect(result.stdout).toMatch(/^Kernel OOM kills: reported as OOMKilledByKernel Events .*counters re-read every 10s\)$/m);
   });
 
   test('the last step by default', () => {
@@ -73,6 +74,53 @@ describe('explain against a cluster', () => {
       expect(stdout).toMatch(/memory\.available\s+\S+\s+\S+\s+< 1Mi\s+hard\s+ok/);
       expect(stdout).toMatch(/default\/web/);
       expect(stdout).toMatch(/Nothing to evict/);
+      expect(stdout).toMatch(/^Kernel OOM kills: reported as OOMKilledByKernel Events on the pod and the Node/m);
+    } finally {
+      await standIn.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+describe('explain: kernel OOM kills counted so far', () => {
+  const ID = 'c'.repeat(64);
+
+  // A node whose cgroup v1 memory hierarchy lies under a host root of the test's own: the kernel's
+  // counters say the node cgroup's own processes were killed once and the pod's container twice.
+  function hostRootWithKills(dir: string, podUid: string): string {
+    const hostRoot = join(dir, 'host');
+    const cgroup = (path: string, oomKills: number): void => {
+      const cgroupDir = join(hostRoot, 'sys/fs/cgroup/memory', path);
+      mkdirSync(cgroupDir, { recursive: true });
+      writeFileSync(join(cgroupDir, 'memory.usage_in_bytes'), '0\n');
+      writeFileSync(join(cgroupDir, 'memory.oom_control'), `oom_kill_disable 0\nunder_oom 0\noom_kill ${oomKills}\n`);
+    };
+    cgroup('', 1);
+    cgroup('kubepods', 0);
+    cgroup(`kubepods/burstable/pod${podUid}`, 0);
+    cgroup(`kubepods/burstable/pod${podUid}/${ID}`, 2);
+    return hostRoot;
+  }
+
+  test('the node cgroup\'s counter and each container with kills, named from the pod\'s status', async () => {
+    const standIn = await startApiStandIn();
+    const dir = mkdtempSync(join(tmpdir(), 'kea-explain-oom-'));
+    try {
+      standIn.setNode(nodeOfThisHost('node-a'));
+      const pod = makePod({ name: 'leaky', namespace: 'shop', nodeName: 'node-a' });
+      // The stand-in gives the pod its UID, as an API server does.
+      const created = standIn.createPod({ ...pod, status: { phase: 'Running', containerStatuses: [{ name: 'app', containerID: `containerd://${ID}` }] } });
+      writeFileSync(join(dir, 'kubeconfig'), kubeconfigFor(standIn));
+      writeFileSync(join(dir, 'config.yaml'), `evictionHard:\n  memory.available: 1Mi\nenforceNodeAllocatable: []\nobserve:\n  hostRoot: ${hostRootWithKills(dir, created.metadata.uid ?? '')}\n`);
+      const child = spawn(process.execPath, [CLI, 'explain', '--config', join(dir, 'config.yaml'), '--kubeconfig', join(dir, 'kubeconfig'), '--node-name', 'node-a'], { cwd: REPO_ROOT });
+      let stdout = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.stderr.resume();
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/The node cgroup's oom_kill counter \(cgroup v1, its own processes\): 1$/m);
+      expect(stdout).toMatch(/^ {2}POD\s+CONTAINER\s+OOM KILLS$/m);
+      expect(stdout).toMatch(/^ {2}shop\/leaky\s+app\s+2$/m);
     } finally {
       await standIn.stop();
       rmSync(dir, { recursive: true, force: true });
