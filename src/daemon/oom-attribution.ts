@@ -31,7 +31,7 @@ export interface OomAttribution {
   readonly pod: Pod | null;
   readonly container: string | null;
   readonly agentState: AgentStateAtKill;
-  /** From the agent's last pass to the kill (how far behind it was); null before any pass. */
+  /** From the agent's last pass to the kill (how far behind it was; negative when a pass ran between the kill and its report); null before any pass. */
   readonly lastPassBeforeMs: number | null;
   /** How long before the kill the agent had seen a memory threshold met; null when it had not. */
   readonly crossingSeenBeforeMs: number | null;
@@ -178,7 +178,9 @@ function agentSentence(state: AgentStateAtKill, activity: AgentActivitySnapshot,
       if (pass === null) return `The agent had ${thresholds} ${armed} and had made no pass yet. `;
       const available = pass.available.get('memory.available');
       const saw = available === undefined ? '' : `, which saw ${formatBytes(available)} available`;
-      return `The agent had ${thresholds} ${armed} and had not seen it crossed: its last pass was ${formatDuration(atMs - pass.atMs)} before the kill${saw}. `;
+      // The report comes after the kill: the last pass may have run in between.
+      const when = pass.atMs <= atMs ? `was ${formatDuration(atMs - pass.atMs)} before the kill` : `came ${formatDuration(pass.atMs - atMs)} after the kill`;
+      return `The agent had ${thresholds} ${armed} and had not seen it crossed: its last pass ${when}${saw}. `;
     }
   }
 }

@@ -352,7 +352,12 @@ function printOomKill(kill: KernelOomKill, attribution: OomAttribution, print: (
   if (figures.length > 0) print(`  figures: ${figures.join(', ')}`);
   const behind = [
     attribution.crossingSeenBeforeMs === null ? 'no crossing seen' : `crossing seen ${seconds(attribution.crossingSeenBeforeMs)} before the kill`,
-    attribution.lastPassBeforeMs === null ? 'no pass yet' : `last pass ${seconds(attribution.lastPassBeforeMs)} before the kill`,
+    attribution.lastPassBeforeMs === null
+      ? 'no pass yet'
+      : // A pass may run between the kill and its report.
+        attribution.lastPassBeforeMs >= 0
+        ? `last pass ${seconds(attribution.lastPassBeforeMs)} before the kill`
+        : `last pass ${seconds(-attribution.lastPassBeforeMs)} after the kill`,
   ];
   print(`  the agent: ${attribution.agentState} (${behind.join(', ')})`);
   print(`  "${(attribution.podMessage ?? attribution.nodeMessage).trimEnd()}"`);

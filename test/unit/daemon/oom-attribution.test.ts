@@ -77,6 +77,12 @@ describe('attributeOomKill', () => {
     expect(a.annotations).toEqual({ oom_kind: 'node', agent_state: 'not-crossed', victim_process: 'leak', victim_pid: '4242', victim_cgroup: container.path, oom_constraint: 'CONSTRAINT_NONE' });
   });
 
+  test('a pass that ran between the kill and its report: said to come after the kill, never a negative time before it', () => {
+    const a = attributeOomKill(kill(), leakyPod(), activity({ lastPass: pass({ atMs: AT_MS + 10 }) }));
+    expect(a.lastPassBeforeMs).toBe(-10);
+    expect(a.podMessage).toContain('had not seen it crossed: its last pass came 10ms after the kill, which saw 150Mi available. ');
+  });
+
   test('the node cgroup at its limit is a node kill; a soft threshold seen crossed but still in its grace period', () => {
     const met = { threshold: softMemory, quantity: '300Mi', available: '200Mi' };
     const a = attributeOomKill(
