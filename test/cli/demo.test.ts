@@ -3,6 +3,7 @@
 
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
+import { NODE_COMM } from '../helpers/node-comm.js';
 import { CLI, REPO_ROOT, runCli } from './run-cli.js';
 
 const realCgroups = process.getuid?.() === 0 && existsSync('/sys/fs/cgroup/memory/cgroup.event_control');
@@ -37,7 +38,7 @@ describe('demo', () => {
     expect(result.stdout).toMatch(/decision \(dry run, not acted on\): evict shop\/leaky \(memory.available, hard, grace 1s\)/);
     expect(result.stdout).not.toMatch(/API: DELETE|node: SIGTERM/);
     // The explain-style line: pod, container, kind, the victim process; then the figures and what the agent was doing.
-    const line = /agent: kernel OOM kill of pod shop\/leaky, container main: node-level kill \(node\), process node \(pid (\d+)\), found through (kernel-log|oom-control|counter-scan) (\d+) ms after it\n/.exec(result.stdout);
+    const line = new RegExp(`agent: kernel OOM kill of pod shop/leaky, container main: node-level kill \\(node\\), process ${NODE_COMM} \\(pid (\\d+)\\), found through (kernel-log|oom-control|counter-scan) (\\d+) ms after it\n`).exec(result.stdout);
     expect(line).not.toBeNull();
     expect(Number(line?.[3])).toBeLessThan(5000);
     const figures = /figures: victim cgroup peak (\d+)Mi, \/kea-demo-\d+ limit 1024Mi/.exec(result.stdout);
@@ -49,7 +50,7 @@ describe('demo', () => {
     // It saw the crossing before the kill: the leak needs over a second at 100 MiB/s from the threshold to the limit.
     expect(Number(agent?.[1])).toBeGreaterThan(0.5);
     expect(Number(agent?.[1])).toBeLessThan(45);
-    expect(result.stdout).toMatch(/"The kernel OOM killer killed process node \(pid \d+\) of container main: the node was out of memory \(\/kea-demo-\d+ at its limit 1024Mi\)\. Container main was using \d+Mi at its peak, request is 64Mi, limit is none\. The agent had seen memory\.available < 256Mi \(hard\) crossed [\d.]+m?s before the kill and, in dry run, did not act\."/);
+    expect(result.stdout).toMatch(new RegExp(`"The kernel OOM killer killed process ${NODE_COMM} \\(pid \\d+\\) of container main: the node was out of memory \\(/kea-demo-\\d+ at its limit 1024Mi\\)\\. Container main was using \\d+Mi at its peak, request is 64Mi, limit is none\\. The agent had seen memory\\.available < 256Mi \\(hard\\) crossed [\\d.]+m?s before the kill and, in dry run, did not act\\."`));
     expect(result.stdout).toMatch(/decided \(dry run\): +evict shop\/leaky, not acted on\n/);
     expect(result.stdout).toMatch(/evicted: +nothing\n/);
     expect(result.stdout).toMatch(/kernel OOM kills: +1\n/);

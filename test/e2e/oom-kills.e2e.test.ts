@@ -11,6 +11,7 @@ import { e2eSuite } from './harness/suite.js';
 import { startNodeScenario, type NodeScenario } from './harness/node-scenario.js';
 import { listEvents, type EventLike } from './harness/objects.js';
 import { waitFor } from './harness/wait.js';
+import { NODE_COMM } from '../helpers/node-comm.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -94,7 +95,7 @@ suite.test('a pod meeting its own memory limit is OOM-killed by the kernel: an O
     source: { component: 'kube-eviction-agent', host: scenario.nodeName },
     metadata: { annotations: { oom_kind: 'pod-limit', agent_state: 'not-applicable', oom_constraint: 'CONSTRAINT_MEMCG' } },
   });
-  expect(pod.message).toMatch(/^The kernel OOM killer killed process node \(pid \d+\) of container main: the pod reached its memory limit 64Mi\. Container main was using \d+Mi at its peak, request is 16Mi, limit is none\. Node eviction thresholds do not cover a memory limit\.\s*$/);
+  expect(pod.message).toMatch(new RegExp(`^The kernel OOM killer killed process ${NODE_COMM} \\(pid \\d+\\) of container main: the pod reached its memory limit 64Mi\\. Container main was using \\d+Mi at its peak, request is 16Mi, limit is none\\. Node eviction thresholds do not cover a memory limit\\.\\s*$`));
   expect(pod.metadata.annotations?.oom_cgroup).toBe(`/${node.nodeCgroup}/${kubelet.pod(namespace, 'limited')?.podCgroup ?? ''}`);
   expect(nodeEvent).toMatchObject({
     type: 'Warning',
@@ -102,7 +103,7 @@ suite.test('a pod meeting its own memory limit is OOM-killed by the kernel: an O
     involvedObject: { kind: 'Node', name: scenario.nodeName, uid: scenario.nodeName },
     metadata: { annotations: { oom_kind: 'pod-limit' } },
   });
-  expect(nodeEvent.message).toMatch(new RegExp(`^The kernel OOM killer killed process node \\(pid \\d+\\) of pod ${namespace}/limited, container main: the pod reached its memory limit 64Mi\\. `));
+  expect(nodeEvent.message).toMatch(new RegExp(`^The kernel OOM killer killed process ${NODE_COMM} \\(pid \\d+\\) of pod ${namespace}/limited, container main: the pod reached its memory limit 64Mi\\. `));
   await expectReportedOnce(context, scenario, 'limited');
   // The other pod, and the node, went on; the agent evicted nothing.
   expect(kubelet.pod(namespace, 'quiet')?.workload?.running).toBe(true);
@@ -131,7 +132,7 @@ suite.test('with no memory threshold the node runs out and the kernel OOM-kills 
     metadata: { annotations: { oom_kind: 'node', agent_state: 'not-armed', oom_cgroup: `/${node.nodeCgroup}` } },
   });
   const agentSentence = 'The agent had no memory eviction threshold\\.';
-  expect(pod.message).toMatch(new RegExp(`^The kernel OOM killer killed process node \\(pid \\d+\\) of container main: the node was out of memory \\(/${node.nodeCgroup} at its limit 512Mi\\)\\. Container main was using \\d+Mi at its peak, request is 16Mi, limit is none\\. ${agentSentence}\\s*$`));
+  expect(pod.message).toMatch(new RegExp(`^The kernel OOM killer killed process ${NODE_COMM} \\(pid \\d+\\) of container main: the node was out of memory \\(/${node.nodeCgroup} at its limit 512Mi\\)\\. Container main was using \\d+Mi at its peak, request is 16Mi, limit is none\\. ${agentSentence}\\s*$`));
   expect(nodeEvent).toMatchObject({
     type: 'Warning',
     reason: REASON,
@@ -139,7 +140,7 @@ suite.test('with no memory threshold the node runs out and the kernel OOM-kills 
     source: { component: 'kube-eviction-agent', host: scenario.nodeName },
     metadata: { annotations: { oom_kind: 'node', agent_state: 'not-armed' } },
   });
-  expect(nodeEvent.message).toMatch(new RegExp(`^The kernel OOM killer killed process node \\(pid \\d+\\) of pod ${namespace}/leaky, container main: the node was out of memory \\(/${node.nodeCgroup} at its limit 512Mi\\)\\. ${agentSentence}\\s*$`));
+  expect(nodeEvent.message).toMatch(new RegExp(`^The kernel OOM killer killed process ${NODE_COMM} \\(pid \\d+\\) of pod ${namespace}/leaky, container main: the node was out of memory \\(/${node.nodeCgroup} at its limit 512Mi\\)\\. ${agentSentence}\\s*$`));
   await expectReportedOnce(context, scenario, 'leaky');
   expect(await agent.metric('kube_eviction_agent_kernel_oom_kills_total', { kind: 'node', agent_state: 'not-armed' })).toBe(1);
   // With no threshold nothing was evicted, ended or deleted: the kernel alone acted.
