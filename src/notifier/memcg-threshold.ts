@@ -12,6 +12,7 @@ export const MEMORY_USAGE_ATTRIBUTE = 'memory.usage_in_bytes';
 export const EVENT_CONTROL_FILE = 'cgroup.event_control';
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 /** A registered threshold: its eventfd (the caller's), and the usage once the registration was in place. */
 export interface MemcgRegistration {
@@ -55,7 +56,7 @@ export async function registerMemcgThreshold(native: NativeEvents, cgroupPath: s
 function readUsage(native: NativeEvents, watchFd: FileFd): bigint | null {
   try {
     const buffer = new Uint8Array(32);
-    const text = new TextDecoder().decode(buffer.subarray(0, native.readFromStart(watchFd, buffer))).trim();
+    const text = decoder.decode(buffer.subarray(0, native.readFromStart(watchFd, buffer))).trim();
     return /^[0-9]{1,20}$/.test(text) ? BigInt(text) : null;
   } catch {
     return null;

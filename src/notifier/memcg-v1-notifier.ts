@@ -15,13 +15,13 @@ import { errorMessage } from '../errors.js';
 import { EPOLLERR, EPOLLHUP, EPOLLIN, type EventFd, type NativeEvents } from '../../native/native-events.js';
 import type { EpollLoop, EpollLoopOptions, EpollWatch } from './epoll-loop.js';
 import { registerMemcgThreshold } from './memcg-threshold.js';
-
-/** One page: a point moved past usage it was crossed at. */
-const PAGE_BYTES = 4096n;
 import { computeMemoryThresholds, isProblem, type MemorySignal, type MemoryThresholdFigures } from './memory-thresholds.js';
 import { NotifierLifecycle } from './notifier-lifecycle.js';
 import { rearmDecision } from './rearm-policy.js';
 import { SharedEpollLoop } from './shared-epoll-loop.js';
+
+/** One page: a point moved past usage it was crossed at. */
+const PAGE_BYTES = 4096n;
 
 export interface MemcgV1NotifierOptions {
   /** The cgroup v1 memory hierarchy's mount point (`/sys/fs/cgroup/memory`). */

@@ -3,7 +3,6 @@
 // server takes only the agent's conditions and taint off, prints one line per Node, writes nothing
 // in a dry run, honours the configuration's prefix and key, and exits 1 when a Node failed.
 
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +10,7 @@ import { Writable } from 'node:stream';
 import type { Node } from '../../src/api/pod.js';
 import { cleanupCommand, cleanupTarget, formatOutcome, type CleanupCliOptions } from '../../src/cli/cleanup.js';
 import { kubeconfigFor, startApiStandIn, type ApiStandIn } from '../../src/demo/api-stand-in.js';
-import { CLI, REPO_ROOT, runCli, type CliResult } from './run-cli.js';
+import { runCli, runCliAsync, type CliResult } from './run-cli.js';
 
 const PREFIX = 'kube-eviction-agent.io/';
 
@@ -175,15 +174,7 @@ describe('against the stand-in API server', () => {
 
   test('the built command does the same', async () => {
     standIn.setNode(markedNode('node-a'));
-    const result = await new Promise<CliResult>((resolve, reject) => {
-      const child = spawn(process.execPath, [CLI, 'cleanup', '--node-name', 'node-a', '--kubeconfig', kubeconfig], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('error', reject);
-      child.on('close', (status) => resolve({ status, stdout, stderr }));
-    });
+    const result = await runCliAsync(['cleanup', '--node-name', 'node-a', '--kubeconfig', kubeconfig]);
     expect(result).toMatchObject({ status: 0, stdout: 'node-a: removed conditions kube-eviction-agent.io/MemoryPressure, kube-eviction-agent.io/PIDPressure; removed taint kube-eviction-agent.io/pressure:NoSchedule\n' });
     expect(types('node-a')).toEqual(['Ready']);
   }, 30_000);

@@ -3,7 +3,7 @@
 // cases, and through the built command line (`dist/src/main.js`, built by `npm test`'s pretest
 // step) for the few cases that prove the real command does the same.
 
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,11 +21,33 @@ export interface CliResult {
   readonly stderr: string;
 }
 
+/** Throws, naming the fix, when the command has not been built. */
+export function assertBuilt(): void {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm test does)`);
+}
+
 /** Runs the CLI with these arguments (and optional standard input and environment overrides). */
 export function runCli(args: readonly string[], input?: string, env: Record<string, string> = {}): CliResult {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm test does)`);
+  assertBuilt();
   const result = spawnSync(process.execPath, [CLI, ...args], { input, encoding: 'utf8', cwd: REPO_ROOT, timeout: 60_000, env: { ...process.env, ...env } });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/**
+ * Runs the CLI without blocking this process, for commands that talk to a server running in it (a
+ * spawnSync would stall that server); `env` is the command's whole environment.
+ */
+export function runCliAsync(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<CliResult> {
+  assertBuilt();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
 }
 
 /** Collects what a command writes. */

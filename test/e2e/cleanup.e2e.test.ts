@@ -5,8 +5,8 @@
 // they were. Both run as the built command line (dist/src/main.js), as an operator runs them. And
 // the uninstall's shell block in docs/deployment.md makes a cleanup pod the API server admits.
 
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodeInfoOf, thisHostIdentity } from '../../src/host/host-identity.js';
@@ -17,8 +17,8 @@ import { ManagedProcess } from './harness/managed-process.js';
 import { loadManifest } from './harness/manifest.js';
 import { e2eSuite } from './harness/suite.js';
 import { waitFor } from './harness/wait.js';
+import { assertBuilt, CLI, runCliAsync } from '../cli/run-cli.js';
 
-const CLI = join(REPO_ROOT, 'dist/src/main.js');
 const PREFIX = 'kube-eviction-agent.io/';
 const AGENT_TAINT = 'kube-eviction-agent.io/pressure';
 const FOREIGN_TAINT = { key: 'dedicated', value: 'gpu', effect: 'NoSchedule' };
@@ -57,23 +57,10 @@ async function createNode(admin: ApiClient, name: string, extra: { conditions?: 
 
 const getNode = (admin: ApiClient, name: string): Promise<NodeObject> => admin.get<NodeObject>(`/api/v1/nodes/${name}`);
 const conditionsOf = (node: NodeObject): Record<string, string> => Object.fromEntries((node.status?.conditions ?? []).map((c) => [c.type, c.status]));
+// The cleanup command sees none of this process's environment (no KUBECONFIG): only its flags.
+const CLEAN_ENV = { PATH: process.env.PATH ?? '' };
+
 const taintsOf = (node: NodeObject): string[] => (node.spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`);
-
-function assertBuilt(): void {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm test does)`);
-}
-
-function runCommand(args: readonly string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
 
 suite.test('uninstall: the real run process on SIGTERM leaves its conditions Unknown and no taint; cleanup --dry-run changes nothing; cleanup removes only the agent\'s conditions and taint (real kube-apiserver, as the agent\'s ServiceAccount)', async (context) => {
   const { admin, plane, identity } = context;
@@ -155,7 +142,7 @@ oomKills:
 
   // cleanup --dry-run: says what would go on both nodes, and nothing changes.
   const before = await Promise.all(['node-run', 'node-left'].map((name) => getNode(admin, name)));
-  const dryRun = await runCommand(['cleanup', '--all-nodes', '--dry-run', '--kubeconfig', kubeconfig]);
+  const dryRun = await runCliAsync(['cleanup', '--all-nodes', '--dry-run', '--kubeconfig', kubeconfig], CLEAN_ENV);
   expect(dryRun.status).toBe(0);
   expect(dryRun.stdout.trim().split('\n').sort()).toEqual([
     `node-left: would remove conditions ${PREFIX}MemoryPressure, ${PREFIX}DiskPressure, ${PREFIX}PIDPressure; taint ${AGENT_TAINT}:NoSchedule (dry run: nothing changed)`,
@@ -165,7 +152,7 @@ oomKills:
   expect(afterDryRun.map((n) => n.metadata.resourceVersion)).toEqual(before.map((n) => n.metadata.resourceVersion));
 
   // cleanup: only the foreign conditions and taint remain, everything else of theirs as it was.
-  const cleanup = await runCommand(['cleanup', '--all-nodes', '--kubeconfig', kubeconfig]);
+  const cleanup = await runCliAsync(['cleanup', '--all-nodes', '--kubeconfig', kubeconfig], CLEAN_ENV);
   expect(cleanup.stderr).toMatch(/cleanup: 2 node\(s\): 2 cleaned, 0 already clean, 0 gone, 0 failed/);
   expect(cleanup.status).toBe(0);
   for (const [index, name] of ['node-run', 'node-left'].entries()) {
@@ -176,7 +163,7 @@ oomKills:
     expect(node.status?.conditions).toEqual(before[index]?.status?.conditions?.filter(foreign));
   }
   // Again: nothing left to remove.
-  const again = await runCommand(['cleanup', '--all-nodes', '--kubeconfig', kubeconfig]);
+  const again = await runCliAsync(['cleanup', '--all-nodes', '--kubeconfig', kubeconfig], CLEAN_ENV);
   expect(again).toMatchObject({ status: 0 });
   expect(again.stdout.trim().split('\n').sort()).toEqual(["node-left: nothing of the agent's on it", "node-run: nothing of the agent's on it"]);
 }, 120_000);

@@ -13,6 +13,7 @@ import { connect } from '../../src/kube/index.js';
 import { FakeNotifier, FakeObserver, FakeTerminator, memorySummary } from '../fakes/fake-node.js';
 import { makePod } from '../fixtures/pods.js';
 import { nodeOfThisHost, thisHostIdentity } from '../../src/compose/this-host.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const Mi = 1024 ** 2;
 const Gi = 1024 ** 3;
@@ -40,14 +41,6 @@ interface Setup {
   uids: Record<string, string>;
   /** Sets node memory; every pod's working set stays as created. */
   setAvailable(bytes: number): void;
-}
-
-async function waitFor(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 const setups: Setup[] = [];

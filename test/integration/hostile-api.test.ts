@@ -17,6 +17,7 @@ import type { HostIdentity } from '../../src/api/host-identity.js';
 import { FakeNotifier, FakeObserver, FakeTerminator, memorySummary } from '../fakes/fake-node.js';
 import { RecordingLogger } from '../fakes/recording-logger.js';
 import { makePod, mirrorAnnotations } from '../fixtures/pods.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 // The host the agent runs on, as its files say, and its Node as its kubelet registers it.
 const HOST: HostIdentity = { bootID: '3f2a9c1e-7b4d-4e8f-a6c5-1d0b9e8f7a6c', machineID: '8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a39', systemUUID: 'ec2a1b3c-4d5e-4f60-8172-93a4b5c6d7e8', problems: [] };
@@ -57,14 +58,6 @@ interface Hostile {
   /** Each pod's UID as the server handed it out, by name. */
   readonly uids: Record<string, string>;
   setAvailable(bytes: number): void;
-}
-
-async function waitFor(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 const sleep = async (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -8,17 +8,11 @@
 // capabilities, as CI runs these tests under capsh) the agent's degraded path is what is measured.
 // Cgroups come from the shared sandbox (kea-test-<pid>-<n>, removed even when a test fails).
 
-import { closeSync, openSync, readFileSync } from 'node:fs';
-import { systemClock } from '../../src/api/clock.js';
-import type { OomKillSettings } from '../../src/api/agent-settings.js';
-import type { KernelOomKill, OomKillWatcher } from '../../src/daemon/ports.js';
-import { nodeHostFs } from '../../src/host/host-fs.js';
-import { createOomKillWatcher } from '../../src/notifier/create-oom-kill-watcher.js';
-import { SharedEpollLoop } from '../../src/notifier/shared-epoll-loop.js';
-import { createLibcNativeEvents } from '../../native/libc-native-events.js';
-import { RecordingLogger } from '../fakes/recording-logger.js';
+import { readFileSync } from 'node:fs';
+import type { KernelOomKill } from '../../src/daemon/ports.js';
 import { CgroupSandbox, cgroupV1Unavailable, type SandboxProcess } from '../helpers/cgroup-sandbox.js';
 import { openFds } from '../helpers/open-fds.js';
+import { KERNEL_LOG, kernelLogUnreadable, watchOomKills, type OomKillWatching } from '../helpers/oom-kill-watching.js';
 
 const MI = 1n << 20n;
 const POD_UID = '5f0c8a2e-4a61-4c1e-9d55-3f2b8e6b7c10';
@@ -31,18 +25,6 @@ const GROWER = [
 ];
 
 const reason = cgroupV1Unavailable();
-const KERNEL_LOG = '/dev/kmsg';
-
-/** Why this process cannot read the kernel log (no device, or no CAP_SYSLOG), or null. */
-function kernelLogUnreadable(): string | null {
-  try {
-    closeSync(openSync(KERNEL_LOG, 'r'));
-    return null;
-  } catch (error) {
-    return `${KERNEL_LOG} unreadable: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
-  }
-}
-
 const kernelLogReason = kernelLogUnreadable();
 let sandbox: CgroupSandbox | undefined;
 beforeAll(async () => {
@@ -50,51 +32,7 @@ beforeAll(async () => {
 });
 afterAll(async () => sandbox?.cleanup());
 
-const settings = (kernelLog: boolean): OomKillSettings => ({ enabled: true, kernelLog, scanIntervalMs: 60_000, kernelLogWaitMs: 500 });
-
-interface Watching {
-  readonly watcher: OomKillWatcher;
-  readonly kills: KernelOomKill[];
-  readonly logger: RecordingLogger;
-  next(): Promise<KernelOomKill>;
-}
-
-function watch(box: CgroupSandbox, kernelLog: boolean, kernelLogPath = KERNEL_LOG): Watching {
-  const logger = new RecordingLogger();
-  const native = createLibcNativeEvents();
-  const kills: KernelOomKill[] = [];
-  const waiters: ((kill: KernelOomKill) => void)[] = [];
-  const watcher = createOomKillWatcher(settings(kernelLog), {
-    cgroupRoot: '/sys/fs/cgroup',
-    nodeCgroup: box.name,
-    podCgroupRoot: `${box.name}/kubepods`,
-    loop: new SharedEpollLoop(native, logger),
-    fs: nodeHostFs,
-    clock: systemClock,
-    logger,
-    native,
-    kernelLogPath,
-  });
-  watcher.start((kill) => {
-    kills.push(kill);
-    waiters.shift()?.(kill);
-  });
-  return {
-    watcher,
-    kills,
-    logger,
-    next: () =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no OOM kill reported in 10 s: ${JSON.stringify(logger.lines)}`)), 10_000);
-        waiters.push((kill) => {
-          clearTimeout(timer);
-          resolve(kill);
-        });
-      }),
-  };
-}
-
-async function killedByTheKernel(box: CgroupSandbox, w: Watching, grower: SandboxProcess): Promise<{ kill: KernelOomKill; exitedAfterMs: number }> {
+async function killedByTheKernel(box: CgroupSandbox, w: OomKillWatching, grower: SandboxProcess): Promise<{ kill: KernelOomKill; exitedAfterMs: number }> {
   const reported = w.next();
   const startedMs = Date.now();
   process.kill(grower.pid, 'SIGUSR2');
@@ -129,7 +67,7 @@ describe('kernel OOM kills on cgroup v1 (root)', () => {
     const grower = await box.startCommand(containerWithLimit(box, 160n * MI), GROWER);
     const comm = commOf(grower.pid);
     const fdsBefore = openFds();
-    const w = watch(box, true);
+    const w = watchOomKills(box, { kernelLog: true, nextTimeoutMs: 10_000 });
     try {
       expect(w.watcher.sources()).toEqual(['kernel-log', 'oom-control', 'counter-scan']);
       const { kill, exitedAfterMs } = await killedByTheKernel(box, w, grower);
@@ -166,7 +104,7 @@ describe('kernel OOM kills on cgroup v1 (root)', () => {
     box.setLimit('', 200n * MI);
     const grower = await box.startCommand(container, GROWER);
     const comm = commOf(grower.pid);
-    const w = watch(box, true);
+    const w = watchOomKills(box, { kernelLog: true, nextTimeoutMs: 10_000 });
     try {
       const { kill } = await killedByTheKernel(box, w, grower);
       expect(kill).toMatchObject({
@@ -187,7 +125,7 @@ describe('kernel OOM kills on cgroup v1 (root)', () => {
     if (sandbox === undefined) return void console.log(`skipped: ${reason}`);
     const box = sandbox;
     const grower = await box.startCommand(containerWithLimit(box, 160n * MI), GROWER);
-    const w = watch(box, false);
+    const w = watchOomKills(box, { kernelLog: false, nextTimeoutMs: 10_000 });
     try {
       expect(w.watcher.sources()).toEqual(['oom-control', 'counter-scan']);
       const { kill } = await killedByTheKernel(box, w, grower);
@@ -212,7 +150,7 @@ describe('kernel OOM kills on cgroup v1 (root)', () => {
     const box = sandbox;
     const grower = await box.startCommand(containerWithLimit(box, 160n * MI), GROWER);
     // Under the DaemonSet's capabilities the real device refuses; with CAP_SYSLOG, a container without the device is simulated.
-    const w = watch(box, true, kernelLogReason !== null ? KERNEL_LOG : `/dev/kea-test-${process.pid}-no-kmsg`);
+    const w = watchOomKills(box, { kernelLog: true, kernelLogPath: kernelLogReason !== null ? KERNEL_LOG : `/dev/kea-test-${process.pid}-no-kmsg`, nextTimeoutMs: 10_000 });
     try {
       expect(w.watcher.sources()).toEqual(['oom-control', 'counter-scan']);
       const warnings = w.logger.at('warn').map((l) => l.msg);

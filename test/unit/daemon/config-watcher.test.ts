@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigWatcher } from '../../../src/daemon/config-watcher.js';
 import { RecordingLogger } from '../../fakes/recording-logger.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 let dir = '';
 let watcher: ConfigWatcher | null = null;
@@ -18,14 +19,6 @@ afterEach(async () => {
   watcher = null;
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function waitFor(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 function watch(path: string, initial: string, rereadIntervalMs: number): string[] {
   const applied: string[] = [];

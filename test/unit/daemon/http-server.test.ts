@@ -12,6 +12,20 @@ function closedWithinMs(socket: Socket, startedMs: number): Promise<number> {
   return new Promise((resolve) => socket.once('close', () => resolve(Date.now() - startedMs)));
 }
 
+// A header line every half second keeps the socket from ever going idle.
+function dripHeaders(socket: Socket): NodeJS.Timeout {
+  return setInterval(() => {
+    if (!socket.destroyed) socket.write(`X-Slow-${Date.now()}: 1\r\n`);
+  }, 500);
+}
+
+// Closed at the headers deadline: not before it, and late only by what a loaded machine delays a
+// timer, never by seconds more.
+function expectHeadersDeadline(closedAfterMs: number): void {
+  expect(closedAfterMs).toBeGreaterThanOrEqual(OPS_HEADERS_TIMEOUT_MS - 100);
+  expect(closedAfterMs).toBeLessThan(OPS_HEADERS_TIMEOUT_MS + 4_000);
+}
+
 describe('ops server connection deadlines', () => {
   let server: OpsServer;
   beforeEach(async () => {
@@ -27,15 +41,9 @@ describe('ops server connection deadlines', () => {
     socket.on('error', () => undefined);
     const closed = closedWithinMs(socket, startedMs);
     socket.once('connect', () => socket.write('GET /healthz HTTP/1.1\r\nHost: agent\r\n'));
-    // A header line every half second keeps the socket from ever going idle.
-    const drip = setInterval(() => {
-      if (!socket.destroyed) socket.write(`X-Slow-${Date.now()}: 1\r\n`);
-    }, 500);
+    const drip = dripHeaders(socket);
     try {
-      const afterMs = await closed;
-      expect(afterMs).toBeGreaterThanOrEqual(OPS_HEADERS_TIMEOUT_MS - 100);
-      // Generous: a loaded machine delays the timer, never by seconds more.
-      expect(afterMs).toBeLessThan(OPS_HEADERS_TIMEOUT_MS + 4_000);
+      expectHeadersDeadline(await closed);
     } finally {
       clearInterval(drip);
       socket.destroy();
@@ -55,13 +63,9 @@ describe('ops server connection deadlines', () => {
     const closed = closedWithinMs(socket, answeredMs);
     // Half a request, then drips: the deadline (not the idle timeout) ends it.
     socket.write('GET /readyz HTTP/1.1\r\n');
-    const drip = setInterval(() => {
-      if (!socket.destroyed) socket.write(`X-Slow-${Date.now()}: 1\r\n`);
-    }, 500);
+    const drip = dripHeaders(socket);
     try {
-      const afterMs = await closed;
-      expect(afterMs).toBeGreaterThanOrEqual(OPS_HEADERS_TIMEOUT_MS - 100);
-      expect(afterMs).toBeLessThan(OPS_HEADERS_TIMEOUT_MS + 4_000);
+      expectHeadersDeadline(await closed);
       // The half request was never answered.
       expect(received.join('').split('HTTP/1.1 200 OK').length - 1).toBe(1);
     } finally {

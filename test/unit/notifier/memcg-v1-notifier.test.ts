@@ -35,6 +35,18 @@ function setup(podCgroupRoot = 'kubepods') {
   return { native, clock, logger, notifier, events, start, update };
 }
 
+/** Started, armed for the hard threshold at T, and crossed there once: one event delivered. */
+async function crossedOnce(): Promise<ReturnType<typeof setup>> {
+  const set = setup();
+  set.start();
+  await set.update(summaryArming(T), [hardMemory]);
+  set.clock.step(1_000);
+  set.native.setUsage(MOUNT, T);
+  await flushMicrotasks();
+  expect(set.events).toHaveLength(1);
+  return set;
+}
+
 describe('MemcgV1Notifier arming', () => {
   test('arms each threshold on its cgroup with the kubelet formula and closes the watch and control files', async () => {
     const { native, notifier, update } = setup();
@@ -133,13 +145,7 @@ describe('MemcgV1Notifier re-arming', () => {
   });
 
   test('a crossing lets a changed value re-arm at once', async () => {
-    const { native, notifier, clock, start, events, update } = setup();
-    start();
-    await update(summaryArming(T), [hardMemory]);
-    clock.step(1_000);
-    native.setUsage(MOUNT, T);
-    await flushMicrotasks();
-    expect(events).toHaveLength(1);
+    const { native, notifier, clock, update } = await crossedOnce();
     clock.step(1_000);
     await update(summaryArming(T + GI), [hardMemory]);
     expect(native.registrations(MOUNT)).toEqual([T + GI]);
@@ -151,13 +157,7 @@ describe('MemcgV1Notifier re-arming', () => {
   });
 
   test('a crossing whose pass finds the same point moves it one page up, once', async () => {
-    const { native, notifier, clock, start, events, update } = setup();
-    start();
-    await update(summaryArming(T), [hardMemory]);
-    clock.step(1_000);
-    native.setUsage(MOUNT, T);
-    await flushMicrotasks();
-    expect(events).toHaveLength(1);
+    const { native, notifier, clock, events, update } = await crossedOnce();
     // The pass computes the same point: the kernel would stay silent at it, so it moves a page up.
     await update(summaryArming(T), [hardMemory]);
     expect(native.registrations(MOUNT)).toEqual([T + 4096n]);

@@ -6,15 +6,9 @@
 // from the peaks.
 
 import assert from 'node:assert/strict';
-import { closeSync, openSync } from 'node:fs';
-import { systemClock } from '../../../../../src/api/clock.js';
-import type { KernelOomKill, OomKillWatcher } from '../../../../../src/daemon/ports.js';
-import { nodeHostFs } from '../../../../../src/host/host-fs.js';
-import { createOomKillWatcher } from '../../../../../src/notifier/create-oom-kill-watcher.js';
-import { SharedEpollLoop } from '../../../../../src/notifier/shared-epoll-loop.js';
-import { createLibcNativeEvents } from '../../../../../native/libc-native-events.js';
-import { RecordingLogger } from '../../../../fakes/recording-logger.js';
+import type { KernelOomKill } from '../../../../../src/daemon/ports.js';
 import { CgroupSandbox, type SandboxProcess } from '../../../../helpers/cgroup-sandbox.js';
+import { kernelLogUnreadable, watchOomKills, type OomKillWatching } from '../../../../helpers/oom-kill-watching.js';
 import { defineSuite } from '../guest-suite.js';
 import { sleepMs } from '../kernel-numbers.js';
 
@@ -28,7 +22,6 @@ const GROWER = [
   '-e',
   "process.on('SIGUSR2',()=>{const k=[];setInterval(()=>{const b=Buffer.allocUnsafe(8<<20);b.fill(1);k.push(b)},5)});console.log('ready');setInterval(()=>{},1<<30)",
 ];
-const KERNEL_LOG = '/dev/kmsg';
 
 let sandbox: CgroupSandbox | undefined;
 const theSandbox = (): CgroupSandbox => {
@@ -36,41 +29,8 @@ const theSandbox = (): CgroupSandbox => {
   return sandbox;
 };
 
-interface Watching {
-  readonly watcher: OomKillWatcher;
-  readonly kills: KernelOomKill[];
-  next(): Promise<KernelOomKill>;
-}
-
-function watch(box: CgroupSandbox, kernelLog: boolean): Watching {
-  const logger = new RecordingLogger();
-  const native = createLibcNativeEvents();
-  const kills: KernelOomKill[] = [];
-  const waiters: ((kill: KernelOomKill) => void)[] = [];
-  const watcher = createOomKillWatcher(
-    { enabled: true, kernelLog, scanIntervalMs: 60_000, kernelLogWaitMs: 500 },
-    { cgroupRoot: '/sys/fs/cgroup', nodeCgroup: box.name, podCgroupRoot: `${box.name}/kubepods`, loop: new SharedEpollLoop(native, logger), fs: nodeHostFs, clock: systemClock, logger, native, kernelLogPath: KERNEL_LOG },
-  );
-  watcher.start((kill) => {
-    kills.push(kill);
-    waiters.shift()?.(kill);
-  });
-  return {
-    watcher,
-    kills,
-    next: () =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no OOM kill reported in 30 s: ${JSON.stringify(logger.lines)}`)), 30_000);
-        waiters.push((kill) => {
-          clearTimeout(timer);
-          resolve(kill);
-        });
-      }),
-  };
-}
-
 // Starts the grower, lets it meet the limit, and returns the one kill reported (checked to stay one).
-async function killedByTheKernel(w: Watching, grower: SandboxProcess): Promise<KernelOomKill> {
+async function killedByTheKernel(w: OomKillWatching, grower: SandboxProcess): Promise<KernelOomKill> {
   const reported = w.next();
   process.kill(grower.pid, 'SIGUSR2');
   await grower.exited;
@@ -80,15 +40,6 @@ async function killedByTheKernel(w: Watching, grower: SandboxProcess): Promise<K
   await sleepMs(2500);
   assert.equal(w.kills.length, 1, `one kill reported, not ${w.kills.length}`);
   return kill;
-}
-
-function kernelLogReadable(): boolean {
-  try {
-    closeSync(openSync(KERNEL_LOG, 'r'));
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const containerPath = (): string => `/${theSandbox().name}/${CONTAINER}`;
@@ -110,7 +61,7 @@ export const suite = defineSuite({
         const box = theSandbox();
         box.setLimit(CONTAINER, 96n * MI);
         const grower = await box.startCommand(CONTAINER, GROWER);
-        const w = watch(box, false);
+        const w = watchOomKills(box, { kernelLog: false, nextTimeoutMs: 30_000 });
         try {
           assert.deepEqual(w.watcher.sources(), ['memory-events', 'counter-scan']);
           const kill = await killedByTheKernel(w, grower);
@@ -140,9 +91,9 @@ export const suite = defineSuite({
         const box = theSandbox();
         box.setLimit('', 192n * MI);
         const grower = await box.startCommand(CONTAINER, GROWER);
-        const withLog = kernelLogReadable();
+        const withLog = kernelLogUnreadable() === null;
         note('kernelLog', withLog ? 'read' : 'unreadable');
-        const w = watch(box, withLog);
+        const w = watchOomKills(box, { kernelLog: withLog, nextTimeoutMs: 30_000 });
         try {
           assert.deepEqual(w.watcher.sources(), withLog ? ['kernel-log', 'memory-events', 'counter-scan'] : ['memory-events', 'counter-scan']);
           const kill = await killedByTheKernel(w, grower);
