@@ -6,9 +6,10 @@
 import type { ObserveSettings } from '../api/agent-settings.js';
 import { detectCgroupLayout, type CgroupLayout } from '../host/cgroup-layout.js';
 import type { HostFs } from '../host/host-fs.js';
+import { ownOpenFileLimit } from '../host/open-file-limit.js';
 import { PodCgroupLocator } from '../host/pod-cgroup-locator.js';
 import { readOk, type ReadResult } from '../host/read-result.js';
-import { CGROUP_FS_MAGICS, KernelFileCache } from './kernel-file-cache.js';
+import { CGROUP_FS_MAGICS, KernelFileCache, keptOpenFileCap } from './kernel-file-cache.js';
 import { PodCgroupReader } from './pod-cgroup-reader.js';
 
 export interface ObserverCgroups {
@@ -41,7 +42,7 @@ export async function openObserverCgroups(
     (s) => s.type,
     () => undefined,
   );
-  const cgroupFs = fsType !== undefined && CGROUP_FS_MAGICS.includes(fsType) ? new KernelFileCache(fs, layout.memoryRoot, maxOpenCgroupFiles) : fs;
+  const cgroupFs = fsType !== undefined && CGROUP_FS_MAGICS.includes(fsType) ? new KernelFileCache(fs, layout.memoryRoot, maxOpenCgroupFiles ?? keptOpenFileCap(ownOpenFileLimit())) : fs;
   return readOk({
     layout,
     nodeDir,

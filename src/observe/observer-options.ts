@@ -29,7 +29,7 @@ export interface CgroupObserverContext {
   readonly nodeCgroup?: string;
   /** Directory entries examined between two yields to the event loop during a walk (256 by default). */
   readonly diskWalkBatchEntries?: number;
-  /** Cgroup memory files kept open between syncs (see kernel-file-cache.ts); 2048 by default. */
+  /** Cgroup memory files kept open between syncs (see kernel-file-cache.ts); by default 8192, or half the process's open-file limit when lower. */
   readonly maxOpenCgroupFiles?: number;
   /** The host access; node:fs by default. */
   readonly hostFs?: HostFs;

@@ -1,12 +1,13 @@
 // The cache of open cgroup memory files: one open per file across reads, only below the cached
 // root, capped, dropped and retried by path when the descriptor fails (a removed cgroup), and
-// released for directories the caller stops reading.
+// released for directories the caller stops reading; the cap, from the process's open-file limit.
 
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FaultyHostFs } from '../../fakes/faulty-host-fs.js';
-import { KernelFileCache } from '../../../src/observe/kernel-file-cache.js';
+import { ownOpenFileLimit, parseOpenFileLimit } from '../../../src/host/open-file-limit.js';
+import { KernelFileCache, keptOpenFileCap, MAX_KEPT_OPEN_FILES } from '../../../src/observe/kernel-file-cache.js';
 
 let root: string;
 beforeEach(() => {
@@ -94,4 +95,42 @@ test('a file that cannot be read on first open is not kept', () => {
   inner.injectError('readOpenFile', path, 'EIO');
   expect(() => cache.readSingleRecordFile(path)).toThrow(expect.objectContaining({ code: 'EIO' }));
   expect([cache.openCount(), inner.openDescriptors()]).toEqual([0, 0]);
+});
+
+describe('the cap on kept-open files', () => {
+  test.each([
+    ['a container runtime\'s 1048576: the fixed cap', 1_048_576, MAX_KEPT_OPEN_FILES],
+    ['unlimited', Number.POSITIVE_INFINITY, MAX_KEPT_OPEN_FILES],
+    ['exactly twice the cap', 2 * MAX_KEPT_OPEN_FILES, MAX_KEPT_OPEN_FILES],
+    ['a low soft limit of 1024: half of it', 1024, 512],
+    ['an odd limit: half, rounded down', 4095, 2047],
+    ['unknown: taken as 1024', undefined, 512],
+  ])('%s', (_name, limit, cap) => {
+    expect(keptOpenFileCap(limit)).toBe(cap);
+  });
+
+  test('covers a node of 1,000 pods at seven descriptors a pod', () => {
+    expect(MAX_KEPT_OPEN_FILES).toBeGreaterThanOrEqual(7 * 1000);
+  });
+});
+
+describe('the open-file limit from /proc/<pid>/limits', () => {
+  const limits = (line: string): string =>
+    ['Limit                     Soft Limit           Hard Limit           Units     ', 'Max processes             63556                63556                processes ', line, 'Max locked memory         8388608              8388608              bytes     ', ''].join('\n');
+
+  test.each([
+    ['the soft value, not the hard one', 'Max open files            1024                 524288               files     ', 1024],
+    ['unlimited', 'Max open files            unlimited            unlimited            files     ', Number.POSITIVE_INFINITY],
+    ['no such line', 'Max msgqueue size         819200               819200               bytes     ', undefined],
+    ['not a number', 'Max open files            lots                 lots                 files     ', undefined],
+  ])('%s', (_name, line, want) => {
+    expect(parseOpenFileLimit(limits(line))).toBe(want);
+  });
+
+  test('this process\'s own, as the kernel reports it', () => {
+    const own = ownOpenFileLimit();
+    expect(own).toBe(parseOpenFileLimit(readFileSync('/proc/self/limits', 'utf8')));
+    expect(own).toBeGreaterThan(0);
+    expect(ownOpenFileLimit(join(root, 'no-such-file'))).toBeUndefined();
+  });
 });
