@@ -58,11 +58,25 @@ function divCeil(numerator: bigint, denominator: bigint): bigint {
   return numerator % denominator === 0n ? q : numerator > 0n ? q + 1n : q;
 }
 
+// The engine reads the same few request and limit strings of every pod at every pass: parsed
+// once, shared frozen (so no caller can change another's), and forgotten in bulk past the limit.
+const PARSED_LIMIT = 4096;
+const parsed = new Map<string, Quantity>();
+
 /**
  * Parses a Kubernetes quantity string (`100Mi`, `1.5Gi`, `10k`, `1e3`, `250m`).
  * Throws {@link QuantityParseError} with apimachinery's wording for a malformed string.
  */
 export function parseQuantity(raw: string): Quantity {
+  const known = parsed.get(raw);
+  if (known !== undefined) return known;
+  const quantity = Object.freeze(parseQuantityText(raw));
+  if (parsed.size >= PARSED_LIMIT) parsed.clear();
+  parsed.set(raw, quantity);
+  return quantity;
+}
+
+function parseQuantityText(raw: string): Quantity {
   const match = quantityPattern.exec(raw);
   if (raw.length === 0 || match === null || !apimachineryPattern.test(raw)) throw new QuantityParseError(FORMAT_ERROR);
   const [, sign, digits, suffix] = match as unknown as [string, string, string, string];

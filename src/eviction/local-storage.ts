@@ -58,23 +58,55 @@ function bytes(value: number | undefined): bigint {
   return value === undefined || value === null ? 0n : BigInt(Math.trunc(value));
 }
 
+// The limits a pod's checks compare against depend on its spec alone: found once per Pod object
+// (the engine's pods are replaced, never edited, when they change), so a pass over pods with no
+// local-storage limit (most of them) costs a lookup each.
+interface PodStorageLimits {
+  /** Disk and memory emptyDirs with a positive sizeLimit, in spec order. */
+  readonly emptyDirs: readonly { readonly name: string; readonly size: Quantity }[];
+  /** App containers with a non-zero ephemeral-storage limit, by name. */
+  readonly containers: ReadonlyMap<string, Quantity>;
+}
+
+const limitsByPod = new WeakMap<Pod, PodStorageLimits>();
+
+function storageLimitsOf(pod: Pod): PodStorageLimits {
+  let limits = limitsByPod.get(pod);
+  if (limits === undefined) {
+    const emptyDirs: { name: string; size: Quantity }[] = [];
+    for (const volume of pod.spec.volumes ?? []) {
+      const emptyDir = volume.emptyDir;
+      if (emptyDir === undefined || emptyDir === null) continue;
+      const size = optionalQuantity(emptyDir.sizeLimit);
+      if (size !== undefined && size.nanos > 0n) emptyDirs.push({ name: volume.name, size });
+    }
+    const containers = new Map<string, Quantity>();
+    for (const container of pod.spec.containers ?? []) {
+      const limit = resourceQuantity(container.resources?.limits, 'ephemeral-storage');
+      if (limit !== undefined && quantityValue(limit) !== 0n) containers.set(container.name, limit);
+    }
+    limits = { emptyDirs, containers };
+    limitsByPod.set(pod, limits);
+  }
+  return limits;
+}
+
 /**
  * `emptyDirLimitEviction`: the first emptyDir in spec order with a positive sizeLimit whose volume
  * stat is strictly above it. Memory-medium emptyDirs count too when they have a stat.
  */
 export function emptyDirLimitViolation(podStats: PodStats, pod: Pod): string | null {
+  const { emptyDirs } = storageLimitsOf(pod);
+  if (emptyDirs.length === 0) return null;
   const podVolumeUsedBytes = new Map<string, bigint>();
   for (const volume of podStats.volume ?? []) {
     // Upstream dereferences usedBytes unconditionally; a stat without it is skipped here.
     if (volume.usedBytes !== undefined && volume.usedBytes !== null) podVolumeUsedBytes.set(volume.name, bytes(volume.usedBytes));
   }
-  for (const volume of pod.spec.volumes ?? []) {
-    const emptyDir = volume.emptyDir;
-    if (emptyDir === undefined || emptyDir === null) continue;
-    const size = optionalQuantity(emptyDir.sizeLimit);
-    const usedBytes = podVolumeUsedBytes.get(volume.name);
-    if (usedBytes !== undefined && size !== undefined && size.nanos > 0n && compareQuantity(quantityFromInteger(usedBytes), size) > 0) {
-      return `Usage of EmptyDir volume ${goQuote(volume.name)} exceeds the limit ${goQuote(formatQuantity(size))}. `;
+  for (const { name, size } of emptyDirs) {
+    const usedBytes = podVolumeUsedBytes.get(name);
+    if (usedBytes !== undefined && compareQuantity(quantityFromInteger(usedBytes), size) > 0) {
+      return `Usage of EmptyDir volume ${goQuote(name)} exceeds the limit ${goQuote(formatQuantity(size))}. `;
     }
   }
   return null;
@@ -102,21 +134,26 @@ export function podEphemeralStorageLimitViolation(podStats: PodStats, pod: Pod):
  * is not counted).
  */
 export function containerEphemeralStorageLimitViolation(podStats: PodStats, pod: Pod, dedicatedImageFs: boolean): string | null {
-  const limits = new Map<string, Quantity>();
-  for (const container of pod.spec.containers ?? []) {
-    const limit = resourceQuantity(container.resources?.limits, 'ephemeral-storage');
-    if (limit !== undefined && quantityValue(limit) !== 0n) limits.set(container.name, limit);
-  }
+  const limits = storageLimitsOf(pod).containers;
+  if (limits.size === 0) return null;
   for (const containerStats of podStats.containers ?? []) {
+    const limit = limits.get(containerStats.name);
+    if (limit === undefined) continue;
     let usedBytes = bytes(containerStats.logs?.usedBytes);
     if (!dedicatedImageFs) usedBytes += bytes(containerStats.rootfs?.usedBytes);
-    const limit = limits.get(containerStats.name);
-    if (limit !== undefined && compareQuantity(limit, quantityFromInteger(usedBytes)) < 0) {
+    if (compareQuantity(limit, quantityFromInteger(usedBytes)) < 0) {
       return `Container ${containerStats.name} exceeded its local ephemeral storage limit ${goQuote(formatQuantity(limit))}. `;
     }
   }
   return null;
 }
+
+// The checks in the kubelet's order.
+const CHECKS: readonly (readonly [LocalStorageLimit, (podStats: PodStats, pod: Pod, dedicatedImageFs: boolean) => string | null])[] = [
+  ['emptydirfs.limit', emptyDirLimitViolation],
+  ['ephemeralpodfs.limit', podEphemeralStorageLimitViolation],
+  ['ephemeralcontainerfs.limit', containerEphemeralStorageLimitViolation],
+];
 
 /**
  * Every local-storage violation, in pod order. A pod that can be evicted stops at its first
@@ -129,15 +166,11 @@ export function localStorageViolations(pods: readonly Pod[], stats: StatsFunc, d
   for (const pod of pods) {
     const podStats = stats(pod);
     if (podStats === undefined) continue;
-    const critical = isCriticalPod(pod);
-    const checks: readonly [LocalStorageLimit, () => string | null][] = [
-      ['emptydirfs.limit', () => emptyDirLimitViolation(podStats, pod)],
-      ['ephemeralpodfs.limit', () => podEphemeralStorageLimitViolation(podStats, pod)],
-      ['ephemeralcontainerfs.limit', () => containerEphemeralStorageLimitViolation(podStats, pod, dedicatedImageFs)],
-    ];
-    for (const [limit, check] of checks) {
-      const message = check();
+    let critical: boolean | undefined;
+    for (const [limit, check] of CHECKS) {
+      const message = check(podStats, pod, dedicatedImageFs);
       if (message === null) continue;
+      critical ??= isCriticalPod(pod);
       violations.push({ pod, limit, message, critical });
       if (!critical) break;
     }
@@ -151,7 +184,12 @@ export function localStorageViolations(pods: readonly Pod[], stats: StatsFunc, d
  * condition. Pods without stats are skipped.
  */
 export function localStorageEviction(pods: readonly Pod[], stats: StatsFunc, dedicatedImageFs: boolean): Eviction[] {
-  return localStorageViolations(pods, stats, dedicatedImageFs)
+  return localStorageEvictionsOf(localStorageViolations(pods, stats, dedicatedImageFs));
+}
+
+/** {@link localStorageEviction} from violations already found. */
+export function localStorageEvictionsOf(violations: readonly LocalStorageViolation[]): Eviction[] {
+  return violations
     .filter((violation) => !violation.critical)
     .map((violation) => ({
       pod: violation.pod,

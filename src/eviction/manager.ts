@@ -19,7 +19,7 @@ import {
 import { updateContainerFsThresholds } from './containerfs-thresholds.js';
 import { evictionGracePeriodSeconds } from './grace-period.js';
 import { evictionMessage, type ThresholdMetInfo } from './eviction-message.js';
-import { localStorageEviction, localStorageViolations } from './local-storage.js';
+import { localStorageEvictionsOf, localStorageViolations } from './local-storage.js';
 import { makeSignalObservations, makeStatsFunc, type FilesystemLayout } from './observations.js';
 import { rankedPods, type StatsFunc } from './ranking.js';
 import {
@@ -178,9 +178,10 @@ export class EvictionManager {
     // if any pod was evicted, thresholds are not acted on this pass.
     if (this.config.localStorageCapacityIsolation) {
       // Critical violators are left out of the evictions; the kubelet logs its refusal.
-      const criticalViolators = localStorageViolations(activePods, statsFunc, layout.dedicatedImageFs).filter((v) => v.critical).map((v) => v.pod);
+      const violations = localStorageViolations(activePods, statsFunc, layout.dedicatedImageFs);
+      const criticalViolators = violations.filter((v) => v.critical).map((v) => v.pod);
       for (const pod of new Set(criticalViolators)) notes.push(criticalPodNote(pod));
-      const localStorageEvictions = localStorageEviction(activePods, statsFunc, layout.dedicatedImageFs);
+      const localStorageEvictions = localStorageEvictionsOf(violations);
       if (localStorageEvictions.length > 0) {
         return { ...base, reclaim: null, ranking: [], evictions: localStorageEvictions, fallbacks: [], notes };
       }

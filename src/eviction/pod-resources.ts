@@ -3,6 +3,9 @@
 // `PodLimits`, `corev1helpers.PodPriority`): app containers summed, sidecars (restartable init
 // containers) added, init containers by max, pod-level resources, and pod overhead. Quantities are
 // exact; the `Quantity` forms keep apimachinery's format so messages print as the kubelet prints.
+// A pod's figures depend on its spec alone and every pass asks again for every pod, so each is
+// computed once per Pod object: the engine's callers hand it pods they no longer change (an
+// informer's or a recording's objects, replaced, never edited, when the pod changes).
 
 import type { Container, Pod, ResourceList } from '../api/pod.js';
 import { parseQuantity, quantityValue, type Quantity, type QuantityFormat } from '../api/quantity.js';
@@ -132,6 +135,25 @@ function zeroQuantity(resourceName: string): Quantity {
  * total. Resources nobody can request (`inodes`) come out as 0.
  */
 export function podRequestQuantity(pod: Pod, resourceName: string): Quantity {
+  return remembered(requestsByPod, pod, resourceName, computePodRequestQuantity);
+}
+
+const requestsByPod = new WeakMap<Pod, Map<string, Quantity>>();
+const limitsByPod = new WeakMap<Pod, Map<string, Quantity | null>>();
+
+function remembered<T>(cache: WeakMap<Pod, Map<string, T>>, pod: Pod, resourceName: string, compute: (pod: Pod, resourceName: string) => T): T {
+  let figures = cache.get(pod);
+  if (figures === undefined) {
+    figures = new Map();
+    cache.set(pod, figures);
+  }
+  if (figures.has(resourceName)) return figures.get(resourceName) as T;
+  const value = compute(pod, resourceName);
+  figures.set(resourceName, value);
+  return value;
+}
+
+function computePodRequestQuantity(pod: Pod, resourceName: string): Quantity {
   const requests: QuantityList = isPodLevelResourcesSet(pod) ? new Map() : aggregateContainerResources(pod, (c) => c.resources?.requests);
   if (isPodLevelRequestsSet(pod)) applyPodLevelResources(requests, pod.spec.resources?.requests);
 
@@ -154,6 +176,10 @@ export function podRequest(pod: Pod, resource: PodResourceName): bigint {
  * support, and overhead added to a non-zero limit. Null when no container sets it.
  */
 export function podLimitQuantity(pod: Pod, resourceName: string): Quantity | null {
+  return remembered(limitsByPod, pod, resourceName, computePodLimitQuantity);
+}
+
+function computePodLimitQuantity(pod: Pod, resourceName: string): Quantity | null {
   const limits = aggregateContainerResources(pod, (c) => c.resources?.limits);
   if (isPodLevelResourcesSet(pod)) applyPodLevelResources(limits, pod.spec.resources?.limits);
   const limit = limits.get(resourceName);

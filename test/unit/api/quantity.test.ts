@@ -1,4 +1,4 @@
-import { formatQuantity, parseQuantity, quantityFromInteger, compareQuantity } from '../../../src/api/quantity.js';
+import { formatQuantity, parseQuantity, quantityFromInteger, compareQuantity, QuantityParseError } from '../../../src/api/quantity.js';
 
 describe('parseQuantity and formatQuantity round-trip to the canonical form', () => {
   const cases: [string, string][] = [
@@ -57,5 +57,19 @@ describe('parseQuantity errors use apimachinery\'s wording', () => {
   });
   test('a grammatical string with an unknown suffix is a suffix error', () => {
     expect(() => parseQuantity('1K')).toThrow(/unable to parse quantity's suffix/);
+  });
+});
+
+describe('parseQuantity remembers what it parsed', () => {
+  test('a repeated string gives the same exact value, frozen, and a bad one throws every time', () => {
+    const first = parseQuantity('1536Mi');
+    expect(parseQuantity('1536Mi')).toEqual({ nanos: 1536n * 1024n * 1024n * 1_000_000_000n, format: 'BinarySI' });
+    expect(Object.isFrozen(first)).toBe(true);
+    for (let i = 0; i < 2; i++) expect(() => parseQuantity('12Qi')).toThrow(QuantityParseError);
+  });
+
+  test('past its limit it forgets in bulk and keeps parsing right', () => {
+    for (let i = 0; i < 10_000; i++) expect(parseQuantity(`${i}Ki`).nanos).toBe(BigInt(i) * 1024n * 1_000_000_000n);
+    expect(parseQuantity('0.5Gi')).toEqual({ nanos: 512n * 1024n * 1024n * 1_000_000_000n, format: 'BinarySI' });
   });
 });
