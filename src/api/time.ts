@@ -2,11 +2,26 @@
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
+// A Summary repeats one timestamp in every pod's and container's stats (221 times a step at 110
+// pods), and a replay parses it again at every one: the last few strings are remembered. Small, so
+// a stream of distinct timestamps costs a bounded map, never a growing one.
+const RECENT_LIMIT = 64;
+const recent = new Map<string, number | null>();
+let lastText: string | null = null;
+let lastMs: number | null = null;
+
 /** Milliseconds since the epoch, or null when `value` is not an RFC 3339 timestamp. */
 export function parseRfc3339(value: string): number | null {
-  if (!RFC3339.test(value)) return null;
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? null : ms;
+  // Equal to the last one more often than not: a string comparison, cheaper than hashing it.
+  if (value === lastText) return lastMs;
+  const known = recent.get(value);
+  lastText = value;
+  if (known !== undefined) return (lastMs = known);
+  const ms = RFC3339.test(value) ? Date.parse(value) : Number.NaN;
+  const result = Number.isNaN(ms) ? null : ms;
+  if (recent.size >= RECENT_LIMIT) recent.clear();
+  recent.set(value, result);
+  return (lastMs = result);
 }
 
 /** RFC 3339 in UTC, without fractional seconds when they are zero (`2026-01-01T00:00:10Z`). */

@@ -15,6 +15,8 @@ import { boundedLines } from '../replay/lines.js';
 import { ReplayRunner } from '../replay/runner.js';
 import { pickTaintOptions, type TaintOptions } from '../taint/taint-options.js';
 
+const READ_CHUNK_BYTES = 1 << 20;
+
 /** Replays `input` into `output`; resolves with the number of steps, rejects with ReplayInputError. */
 export async function replayStream(config: EvictionConfig, input: Readable, output: Writable, taintOptions: Partial<TaintOptions> = {}, maxLineBytes?: number, stormGuard: StormGuardSettings | null = null): Promise<number> {
   const runner = new ReplayRunner(config, taintOptions, stormGuard);
@@ -56,7 +58,9 @@ export async function replayCommand(configPath: string, inputPath: string, strea
     streams.stderr.write(`${configPath}: invalid configuration\n${formatConfigErrors(err)}\n`);
     return 1;
   }
-  const input = inputPath === '-' ? streams.stdin : createReadStream(inputPath);
+  // Reads of 1 MiB, not the default 64 KiB: a recording's steps are tens of KiB each, and the
+  // per-read cost of a stream was most of the reading.
+  const input = inputPath === '-' ? streams.stdin : createReadStream(inputPath, { highWaterMark: READ_CHUNK_BYTES });
   try {
     await replayStream(config.eviction, input, streams.stdout, pickTaintOptions(config.agent.taintEviction), undefined, config.agent.stormGuard);
     return 0;

@@ -27,8 +27,9 @@ export async function* boundedLines(input: AsyncIterable<Buffer | string> | Iter
     parts.push(piece);
     partsBytes += piece.length;
   };
+  // A line held whole in one piece is decoded where it lies, without a copy.
   const finish = (): InputLine => {
-    const bytes = Buffer.concat(parts, partsBytes);
+    const bytes = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, partsBytes);
     parts = [];
     partsBytes = 0;
     line++;
