@@ -5,8 +5,9 @@
 import { errorMessage } from './errors.js';
 import { buildProgram } from './cli/program.js';
 
-const program = buildProgram();
-program.parseAsync(process.argv).catch((err: unknown) => {
-  process.stderr.write(`${errorMessage(err)}\n`);
-  process.exitCode = 2;
-});
+buildProgram(process.argv)
+  .then((program) => program.parseAsync(process.argv))
+  .catch((err: unknown) => {
+    process.stderr.write(`${errorMessage(err)}\n`);
+    process.exitCode = 2;
+  });
