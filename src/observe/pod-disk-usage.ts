@@ -154,6 +154,17 @@ export class PodDiskUsageCache {
     }
   }
 
+  /** The names in a directory; none when it does not exist, and none, reported, when it cannot be read. */
+  private async directoryNames(dir: string, problems: string[]): Promise<Set<string>> {
+    const names = new Set<string>();
+    try {
+      for await (const entry of this.fs.readDir(dir)) names.add(entry.name);
+    } catch (error) {
+      if (!isNotFound(error)) problems.push(`cannot read ${dir}: ${describePodFileError(error)}`);
+    }
+    return names;
+  }
+
   private async measurePod(pod: Pod, uid: string, mounts: readonly MountInfoEntry[], budget: WalkBudget, problems: string[]): Promise<PodDiskUsage> {
     const containerNames = new Set([...(pod.spec.containers ?? []), ...(pod.spec.initContainers ?? [])].map((c) => c.name));
     const podLogDir = `${this.paths.podLogsDir}/${pod.metadata.namespace ?? ''}_${pod.metadata.name ?? ''}_${uid}`;
@@ -172,9 +183,16 @@ export class PodDiskUsageCache {
       if (usage !== undefined) containerLogs.set(name, usage);
     }
 
+    // The pod's kubelet directory is listed once, and only what it holds is looked at: a pod
+    // without volumes of a plugin, or without a directory at all, costs no thread-pool hop per
+    // plugin and etc-hosts file it does not have.
+    const podDir = `${this.paths.kubeletRootDir}/pods/${uid}`;
+    const podDirEntries = await this.directoryNames(podDir, problems);
     const volumes = new Map<string, DiskUsage>();
-    const volumesDir = `${this.paths.kubeletRootDir}/pods/${uid}/volumes`;
+    const volumesDir = `${podDir}/volumes`;
+    const plugins = podDirEntries.has('volumes') ? await this.directoryNames(volumesDir, problems) : new Set<string>();
     for (const plugin of LOCAL_VOLUME_PLUGINS) {
+      if (!plugins.has(plugin)) continue;
       const pluginDir = `${volumesDir}/${plugin}`;
       const names: string[] = [];
       try {
@@ -193,7 +211,7 @@ export class PodDiskUsageCache {
       }
     }
 
-    const etcHosts = await diskUsage(this.fs, `${this.paths.kubeletRootDir}/pods/${uid}/etc-hosts`, budget);
+    const etcHosts = podDirEntries.has('etc-hosts') ? await diskUsage(this.fs, `${podDir}/etc-hosts`, budget) : undefined;
 
     const rootfs = new Map<string, DiskUsage>();
     const namesById = containerNamesById(pod);

@@ -238,6 +238,26 @@ describe('pod ephemeral storage through the observer', () => {
     expect(after - (before ?? 0)).toBe(Number(duBytes(join(paths.cache, 'grown'))));
   });
 
+  test('a pod is looked for only where its directories are: one listing of each it lacks, no volume plugin it has not', async () => {
+    const { host, paths } = buildHost();
+    // A second pod with nothing on disk, and the first without its secret volume's plugin.
+    const bare: Pod = { ...pod, metadata: { ...pod.metadata, name: 'bare', uid: '0b6d1d2e-7a3c-4e5f-8a9b-1c2d3e4f5a6b' }, status: { phase: 'Running' } };
+    rmSync(dirname(paths.tok), { recursive: true });
+    const hostFs = new FaultyHostFs();
+    const obs = createCgroupObserver(observeSettings({ hostRoot: host }), { clock: new FakeClock(), logger: new RecordingLogger(), hostFs, processCountIntervalMs: 10_000 });
+    await obs.refreshDiskUsage([bare]);
+    // Its log directory and its kubelet directory, each tried once; nothing stat'ed.
+    expect([hostFs.calls.get('readDir') ?? 0, hostFs.calls.get('lstat') ?? 0]).toEqual([2, 0]);
+
+    hostFs.calls.clear();
+    await obs.refreshDiskUsage([pod]);
+    const plugins = ['kubernetes.io~empty-dir', 'kubernetes.io~configmap', 'kubernetes.io~secret'].filter((plugin) => hostFs.checkedPaths.some((path) => path.endsWith(`/volumes/${plugin}`)));
+    expect(plugins).toEqual(['kubernetes.io~empty-dir', 'kubernetes.io~configmap']);
+    const { summary, problems } = await obs.observe([pod]);
+    expect(problems).toEqual([]);
+    expect(summary.pods?.[0]?.volume?.map((v) => v.name).sort()).toEqual(['cache', 'cfg', 'mem']);
+  });
+
   test('a pod that left the node is dropped from the cache at the next walk', async () => {
     const { host } = buildHost();
     const obs = createCgroupObserver(observeSettings({ hostRoot: host }), { clock: new FakeClock(), logger: new RecordingLogger(), processCountIntervalMs: 10_000 });
