@@ -32,6 +32,8 @@ export interface OomKillWatcherContext {
   readonly native?: NativeEvents;
   /** The kernel log device; /dev/kmsg unless a test passes another. */
   readonly kernelLogPath?: string;
+  /** The machine's OOM kill count; /proc/vmstat (the container's /proc: the same kernel) unless a test passes another. */
+  readonly machineKillCountPath?: string | null;
 }
 
 /** Finds nothing; says why once, at start. */
@@ -60,6 +62,8 @@ export function memoryHierarchyVersion(cgroupRoot: string): CgroupVersionOfMemor
   return null;
 }
 
+const MACHINE_KILL_COUNT_PATH = '/proc/vmstat';
+
 const trimSlashes = (cgroup: string): string => cgroup.replace(/^\/+|\/+$/g, '');
 
 export function createOomKillWatcher(settings: OomKillSettings, context: OomKillWatcherContext): OomKillWatcher {
@@ -74,6 +78,7 @@ export function createOomKillWatcher(settings: OomKillSettings, context: OomKill
     podCgroupRoot: trimSlashes(context.podCgroupRoot),
     kernelLogPath: settings.kernelLog ? (context.kernelLogPath ?? KERNEL_LOG_DEVICE) : null,
     scanIntervalMs: settings.scanIntervalMs,
+    machineKillCountPath: context.machineKillCountPath === undefined ? MACHINE_KILL_COUNT_PATH : context.machineKillCountPath,
     kernelLogWaitMs: settings.kernelLogWaitMs,
     fs: context.fs,
     native: context.native ?? createLibcNativeEvents(),

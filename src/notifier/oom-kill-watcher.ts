@@ -9,7 +9,9 @@
 //   when it is not the root), which changes on every kill below it;
 // - the `oom_kill` counters of the container cgroups, read after each notification and on a
 //   periodic scan: the authority on how many kills each cgroup took, and the safety net for a
-//   node-wide OOM on cgroup v1, which notifies no cgroup.
+//   node-wide OOM on cgroup v1, which notifies no cgroup. The scan reads them only when the
+//   machine's own count of OOM kills (/proc/vmstat `oom_kill`, raised by the kernel with every
+//   cgroup's) has moved: an idle node costs one read instead of one per container.
 // A kill the counters found waits a little for its log line (kernelLogWaitMs) so it is reported
 // once with everything; a log line whose kill the counters already account for is not reported twice.
 
@@ -19,7 +21,7 @@ import type { CgroupLevel, KernelOomKill, OomCgroup, OomKillSource, OomKillWatch
 import { containerIdCandidates } from '../api/container-id.js';
 import { errorMessage } from '../errors.js';
 import type { HostFs } from '../host/host-fs.js';
-import type { KernelLogRecord, KilledProcessLine, OomKillLine, OomLogLine } from '../host/kernel-log.js';
+import { parseOomKillCount, type KernelLogRecord, type KilledProcessLine, type OomKillLine, type OomLogLine } from '../host/kernel-log.js';
 import { placeInPodTree } from '../host/pod-cgroup-names.js';
 import { EPOLLIN, EPOLLPRI, type EventFd, type FileFd, type NativeEvents } from '../../native/native-events.js';
 import type { EpollLoop, EpollWatch } from './epoll-loop.js';
@@ -38,8 +40,13 @@ export interface OomKillWatcherOptions {
   readonly podCgroupRoot: string;
   /** The kernel log device, or null not to read it. */
   readonly kernelLogPath: string | null;
-  /** How often the pod tree is walked again and every counter re-read. */
+  /** How often the pod tree is walked again and every counter re-read (when the machine's count moved). */
   readonly scanIntervalMs: number;
+  /**
+   * A file whose `oom_kill` line counts every OOM kill on the machine (/proc/vmstat, Linux 4.13
+   * and later), or null to re-read every counter on every scan.
+   */
+  readonly machineKillCountPath: string | null;
   /** How long a kill found by the counters waits for its kernel log line. */
   readonly kernelLogWaitMs: number;
   readonly fs: HostFs;
@@ -97,6 +104,9 @@ export class KernelOomKillWatcher implements OomKillWatcher {
   private cancelScan: (() => void) | null = null;
   private cancelRescans: (() => void) | null = null;
   private activeSources: OomKillSource[] = [];
+  /** The machine's OOM kill count at the last periodic scan (null: unknown). */
+  private machineKills: bigint | null = null;
+  private counterReadOwed = false;
 
   constructor(private readonly options: OomKillWatcherOptions) {
     this.log = options.logger.child({ component: 'oom-kill-watcher' });
@@ -125,6 +135,7 @@ export class KernelOomKillWatcher implements OomKillWatcher {
       }
     }
     // The counters as they are now: kills before the start are not reported.
+    this.machineKills = this.readMachineKillCount();
     this.refreshCgroups(true);
     if (this.loop !== null) {
       if (options.version === 'v1') sources.push('oom-control');
@@ -155,6 +166,34 @@ export class KernelOomKillWatcher implements OomKillWatcher {
   scanNow(): void {
     this.refreshCgroups(false);
     this.scan('counter-scan');
+  }
+
+  /**
+   * The periodic scan: the pod tree is walked every time (a new container's notification is armed
+   * within one interval), the counters read only when the machine's count of kills has moved.
+   * The kernel raises that count a moment before the victim cgroup's, so after a move the
+   * counters are read on this scan and on the next one too.
+   */
+  private periodicScan(): void {
+    const machineKills = this.readMachineKillCount();
+    const moved = machineKills === null || machineKills !== this.machineKills;
+    this.machineKills = machineKills;
+    if (!moved && !this.counterReadOwed) {
+      this.refreshCgroups(false);
+      return;
+    }
+    this.counterReadOwed = moved;
+    this.scanNow();
+  }
+
+  private readMachineKillCount(): bigint | null {
+    const path = this.options.machineKillCountPath;
+    if (path === null) return null;
+    try {
+      return parseOomKillCount(this.options.fs.readSmallFile(path));
+    } catch {
+      return null;
+    }
   }
 
   // ---- the pod tree -----------------------------------------------------------------------
@@ -444,7 +483,7 @@ export class KernelOomKillWatcher implements OomKillWatcher {
     this.cancelScan = this.options.clock.after(this.options.scanIntervalMs, () => {
       this.cancelScan = null;
       try {
-        this.scanNow();
+        this.periodicScan();
       } catch (error) {
         this.log.error('the OOM kill scan failed', { error: errorMessage(error) });
       }

@@ -9,11 +9,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KernelOomKill } from '../../../src/daemon/ports.js';
-import { nodeHostFs } from '../../../src/host/host-fs.js';
 import { KernelOomKillWatcher } from '../../../src/notifier/oom-kill-watcher.js';
 import { SharedEpollLoop } from '../../../src/notifier/shared-epoll-loop.js';
 import { FakeClock, flushMicrotasks } from '../../fakes/fake-clock.js';
 import { FakeNative } from '../../fakes/fake-native.js';
+import { FaultyHostFs } from '../../fakes/faulty-host-fs.js';
 import { RecordingLogger } from '../../fakes/recording-logger.js';
 
 const UID = '5f0c8a2e-4a61-4c1e-9d55-3f2b8e6b7c10';
@@ -40,6 +40,11 @@ function cgroupFiles(path: string, files: { limit?: bigint; peak?: bigint; oomKi
 }
 
 function setup(options: { kernelLog?: boolean; version?: 'v1' | 'v2'; nodeCgroup?: string } = {}) {
+  const fs = new FaultyHostFs();
+  // The machine's count of OOM kills (/proc/vmstat), raised with every cgroup's.
+  const vmstat = join(root, 'vmstat');
+  const machineKills = (count: number): void => writeFileSync(vmstat, `pgfault 12345\noom_kill ${count}\n`);
+  machineKills(0);
   const clock = new FakeClock();
   const native = new FakeNative();
   const logger = new RecordingLogger();
@@ -56,8 +61,9 @@ function setup(options: { kernelLog?: boolean; version?: 'v1' | 'v2'; nodeCgroup
     podCgroupRoot: 'kubepods',
     kernelLogPath: options.kernelLog === false ? null : KMSG,
     scanIntervalMs: 10_000,
+    machineKillCountPath: vmstat,
     kernelLogWaitMs: 500,
-    fs: nodeHostFs,
+    fs,
     native,
     loop: new SharedEpollLoop(native, logger),
     clock,
@@ -70,8 +76,13 @@ function setup(options: { kernelLog?: boolean; version?: 'v1' | 'v2'; nodeCgroup
   let sequence = 100;
   const printk = (...messages: string[]): void => native.printk(KMSG, ...messages.map((m) => `6,${sequence++},${kernelNowUs()},-;${m}\n`));
   /** The kernel at the container's limit: the counter goes up (the victim is picked and killed). */
-  const killInContainer = (kills: number, peak = 128n * MI): void => cgroupFiles(CONTAINER, { limit: 128n * MI, peak, oomKills: kills });
-  return { clock, native, logger, kills, watcher, printk, killInContainer, start: () => watcher.start((kill) => kills.push(kill)) };
+  const killInContainer = (kills: number, peak = 128n * MI): void => {
+    machineKills(kills);
+    cgroupFiles(CONTAINER, { limit: 128n * MI, peak, oomKills: kills });
+  };
+  /** How many times the container's counter has been read. */
+  const counterReads = (): number => fs.checkedPaths.filter((path) => path.endsWith(`${CONTAINER}/memory.oom_control`)).length;
+  return { clock, native, logger, kills, watcher, printk, killInContainer, machineKills, counterReads, start: () => watcher.start((kill) => kills.push(kill)) };
 }
 
 const killLine = (pid: number, oomMemcg = CONTAINER): string =>
@@ -150,6 +161,33 @@ describe('KernelOomKillWatcher', () => {
     await clock.stepAsync(1_000);
     expect(kills).toHaveLength(1);
     expect(kills[0]).toMatchObject({ source: 'counter-scan', victim: { path: CONTAINER, level: 'container' }, oomCgroup: null });
+  });
+
+  test('while the machine\'s count of OOM kills stays put, the periodic scan reads no container\'s counter', async () => {
+    const { clock, kills, killInContainer, counterReads, start } = setup({ kernelLog: false });
+    start();
+    const atStart = counterReads();
+    await clock.stepAsync(60_000);
+    expect(counterReads()).toBe(atStart);
+    // A node-wide OOM: the count moves, the counters are read on that scan and the next.
+    killInContainer(1, 60n * MI);
+    await clock.stepAsync(10_000);
+    expect(kills).toHaveLength(1);
+    await clock.stepAsync(30_000);
+    expect(counterReads()).toBe(atStart + 2);
+  });
+
+  test('the machine\'s count raised before the cgroup\'s: a scan between the two finds the kill at the next one', async () => {
+    const { clock, kills, killInContainer, machineKills, start } = setup({ kernelLog: false });
+    start();
+    await clock.stepAsync(9_000);
+    machineKills(1);
+    await clock.stepAsync(1_000);
+    expect(kills).toEqual([]);
+    killInContainer(1, 60n * MI);
+    await clock.stepAsync(10_000);
+    expect(kills).toHaveLength(1);
+    expect(kills[0]).toMatchObject({ source: 'counter-scan', victim: { path: CONTAINER, level: 'container' } });
   });
 
   test('records overwritten before they were read are reported once; the counters still count the kill', async () => {
