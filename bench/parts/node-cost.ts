@@ -16,10 +16,11 @@ import { Writable } from 'node:stream';
 import { systemClock } from '../../src/api/clock.js';
 import { silentLogger } from '../../src/api/logger.js';
 import type { Pod } from '../../src/api/pod.js';
-import { replayStream } from '../../src/cli/replay.js';
+import { openRecording, replayStream } from '../../src/cli/replay.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { EvictionManager } from '../../src/eviction/manager.js';
 import { parseReplayLine } from '../../src/replay/input.js';
+import { boundedLines } from '../../src/replay/lines.js';
 import { ReplayRunner } from '../../src/replay/runner.js';
 import type { CgroupObserver } from '../../src/observe/cgroup-observer.js';
 import { errorMessage } from '../../src/errors.js';
@@ -81,6 +82,11 @@ export interface ReplayThroughput {
   readonly inProcessSeconds: Distribution | null;
   /** ReplayRunner.step alone (the engine, parse excluded). */
   readonly engineSeconds: Distribution | null;
+  /**
+   * Reading the recording's lines as replay does and `JSON.parse` of each, nothing else: the floor
+   * of any replay that parses its JSON on one thread (absent from results before it was measured).
+   */
+  readonly parseOnlySeconds?: Distribution | null;
   readonly outputLines: number;
   readonly evictionLines: number;
 }
@@ -247,7 +253,7 @@ async function inProcessReplay(configText: string, recording: string): Promise<{
     },
   });
   const startedMs = performance.now();
-  await replayStream(config.eviction, createReadStream(recording), sink);
+  await replayStream(config.eviction, openRecording(recording), sink);
   return { seconds: (performance.now() - startedMs) / 1000, lines };
 }
 
@@ -266,6 +272,16 @@ async function engineOnly(configText: string, recording: string): Promise<number
   return engineMs / 1000;
 }
 
+// What parsing costs on its own: the same line reader as replay, JSON.parse, no validation.
+async function parseOnly(recording: string): Promise<{ seconds: number; lines: number }> {
+  const startedMs = performance.now();
+  let lines = 0;
+  for await (const { text } of boundedLines(openRecording(recording) as AsyncIterable<Buffer>)) {
+    if (JSON.parse(text) !== null) lines++;
+  }
+  return { seconds: (performance.now() - startedMs) / 1000, lines };
+}
+
 async function measureReplay(context: PartContext): Promise<ReplayThroughput> {
   const steps = replayStepsFor(context.quick);
   const runs = replayRunsFor(context.quick);
@@ -280,6 +296,7 @@ async function measureReplay(context: PartContext): Promise<ReplayThroughput> {
   const startup: number[] = [];
   const inProcess: number[] = [];
   const engine: number[] = [];
+  const parse: number[] = [];
   let outputLines = 0;
   let evictionLines = 0;
   for (let run = 0; run < runs; run++) {
@@ -294,7 +311,12 @@ async function measureReplay(context: PartContext): Promise<ReplayThroughput> {
     if (own.lines !== steps) throw new Error(`in-process replay printed ${own.lines} lines for ${steps} steps`);
     inProcess.push(own.seconds);
     engine.push(await engineOnly(RECORDING_CONFIG, recording));
-    context.progress.note(`replay run ${run + 1}/${runs}: CLI ${fmt(steps / full.seconds)} steps/s, in process ${fmt(steps / own.seconds)} steps/s, engine ${fmt(steps / (engine.at(-1) ?? 1))} steps/s`);
+    const parsed = await parseOnly(recording);
+    if (parsed.lines !== steps) throw new Error(`parsing alone read ${parsed.lines} lines for ${steps} steps`);
+    parse.push(parsed.seconds);
+    context.progress.note(
+      `replay run ${run + 1}/${runs}: CLI ${fmt(steps / full.seconds)} steps/s, in process ${fmt(steps / own.seconds)} steps/s, engine ${fmt(steps / (engine.at(-1) ?? 1))} steps/s, JSON.parse alone ${fmt(steps / parsed.seconds)} steps/s`,
+    );
   }
   if (outputLines !== steps) throw new Error(`replay printed ${outputLines} lines for ${steps} steps`);
   return {
@@ -306,6 +328,7 @@ async function measureReplay(context: PartContext): Promise<ReplayThroughput> {
     cliStartupSeconds: distribution(startup),
     inProcessSeconds: distribution(inProcess),
     engineSeconds: distribution(engine),
+    parseOnlySeconds: distribution(parse),
     outputLines,
     evictionLines,
   };

@@ -124,7 +124,13 @@ export function costSection(result: PartResult<NodeCostData>): Section {
     result: `${perSecond(r.cliSeconds?.median)} steps/s end to end (CLI), ${perSecond(r.inProcessSeconds?.median)} in process, ${perSecond(r.engineSeconds?.median)} engine only`,
     met: endToEnd === null || r.steps < 10_000 ? null : endToEnd > TARGET_REPLAY_STEPS_PER_SECOND,
     ...(endToEnd !== null && endToEnd <= TARGET_REPLAY_STEPS_PER_SECOND
-      ? { note: `of ${fmt(r.cliSeconds?.median)} s end to end, ${fmt(startupSeconds)} s is start-up, ${fmt(r.engineSeconds?.median)} s the engine (ReplayRunner.step), and the rest reading, parsing and validating ${fmt(r.recordingBytes / MiB)} MiB of JSON Lines and writing the decisions` }
+      ? {
+          note: `of ${fmt(r.cliSeconds?.median)} s end to end, ${fmt(startupSeconds)} s is start-up, ${fmt(r.engineSeconds?.median)} s the engine (ReplayRunner.step), and the rest reading, parsing and validating ${fmt(r.recordingBytes / MiB)} MiB of JSON Lines and writing the decisions${
+            r.parseOnlySeconds === undefined || r.parseOnlySeconds === null
+              ? ''
+              : `; reading the lines and JSON.parse alone take ${fmt(r.parseOnlySeconds.median)} s (${perSecond(r.parseOnlySeconds.median)} steps/s), the ceiling of a replay that parses its JSON on one thread on this machine`
+          }`,
+        }
       : {}),
   });
 
@@ -191,6 +197,7 @@ ${table(
     ['end to end minus start-up', fmt((r.cliSeconds?.median ?? 0) - (r.cliStartupSeconds?.median ?? 0)), perSecond((r.cliSeconds?.median ?? 0) - (r.cliStartupSeconds?.median ?? 0))],
     ['in process: `replayStream` (read, validate, decide, write)', fmt(r.inProcessSeconds?.median), perSecond(r.inProcessSeconds?.median)],
     ['in process: `ReplayRunner.step` alone (the engine)', fmt(r.engineSeconds?.median), perSecond(r.engineSeconds?.median)],
+    ...(r.parseOnlySeconds === undefined ? [] : [['in process: reading the lines and `JSON.parse` alone (no validation, no engine)', fmt(r.parseOnlySeconds?.median), perSecond(r.parseOnlySeconds?.median)]]),
   ],
 )}
 

@@ -17,6 +17,14 @@ import { pickTaintOptions, type TaintOptions } from '../taint/taint-options.js';
 
 const READ_CHUNK_BYTES = 1 << 20;
 
+/**
+ * A recording file as `replay` reads it: in reads of 1 MiB, not the default 64 KiB (a recording's
+ * steps are tens of KiB each, and the per-read cost of a stream was most of the reading).
+ */
+export function openRecording(path: string): Readable {
+  return createReadStream(path, { highWaterMark: READ_CHUNK_BYTES });
+}
+
 /** Replays `input` into `output`; resolves with the number of steps, rejects with ReplayInputError. */
 export async function replayStream(config: EvictionConfig, input: Readable, output: Writable, taintOptions: Partial<TaintOptions> = {}, maxLineBytes?: number, stormGuard: StormGuardSettings | null = null): Promise<number> {
   const runner = new ReplayRunner(config, taintOptions, stormGuard);
@@ -58,9 +66,7 @@ export async function replayCommand(configPath: string, inputPath: string, strea
     streams.stderr.write(`${configPath}: invalid configuration\n${formatConfigErrors(err)}\n`);
     return 1;
   }
-  // Reads of 1 MiB, not the default 64 KiB: a recording's steps are tens of KiB each, and the
-  // per-read cost of a stream was most of the reading.
-  const input = inputPath === '-' ? streams.stdin : createReadStream(inputPath, { highWaterMark: READ_CHUNK_BYTES });
+  const input = inputPath === '-' ? streams.stdin : openRecording(inputPath);
   try {
     await replayStream(config.eviction, input, streams.stdout, pickTaintOptions(config.agent.taintEviction), undefined, config.agent.stormGuard);
     return 0;
