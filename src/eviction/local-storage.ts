@@ -66,27 +66,32 @@ interface PodStorageLimits {
   readonly emptyDirs: readonly { readonly name: string; readonly size: Quantity }[];
   /** App containers with a non-zero ephemeral-storage limit, by name. */
   readonly containers: ReadonlyMap<string, Quantity>;
+  /** The pod's ephemeral-storage limit; null when no container sets one. */
+  readonly pod: Quantity | null;
+  /** None of the three: no check can find a violation. */
+  readonly none: boolean;
 }
 
 const limitsByPod = new WeakMap<Pod, PodStorageLimits>();
 
-function storageLimitsOf(pod: Pod): PodStorageLimits {
-  let limits = limitsByPod.get(pod);
+function storageLimitsOf(podObject: Pod): PodStorageLimits {
+  let limits = limitsByPod.get(podObject);
   if (limits === undefined) {
     const emptyDirs: { name: string; size: Quantity }[] = [];
-    for (const volume of pod.spec.volumes ?? []) {
+    for (const volume of podObject.spec.volumes ?? []) {
       const emptyDir = volume.emptyDir;
       if (emptyDir === undefined || emptyDir === null) continue;
       const size = optionalQuantity(emptyDir.sizeLimit);
       if (size !== undefined && size.nanos > 0n) emptyDirs.push({ name: volume.name, size });
     }
     const containers = new Map<string, Quantity>();
-    for (const container of pod.spec.containers ?? []) {
+    for (const container of podObject.spec.containers ?? []) {
       const limit = resourceQuantity(container.resources?.limits, 'ephemeral-storage');
       if (limit !== undefined && quantityValue(limit) !== 0n) containers.set(container.name, limit);
     }
-    limits = { emptyDirs, containers };
-    limitsByPod.set(pod, limits);
+    const pod = podLimitQuantity(podObject, 'ephemeral-storage');
+    limits = { emptyDirs, containers, pod, none: emptyDirs.length === 0 && containers.size === 0 && pod === null };
+    limitsByPod.set(podObject, limits);
   }
   return limits;
 }
@@ -118,7 +123,7 @@ export function emptyDirLimitViolation(podStats: PodStats, pod: Pod): string | n
  * where only one container sets a limit is therefore held, as a whole, to that one limit.
  */
 export function podEphemeralStorageLimitViolation(podStats: PodStats, pod: Pod): string | null {
-  const limit = podLimitQuantity(pod, 'ephemeral-storage');
+  const limit = storageLimitsOf(pod).pod;
   if (limit === null) return null;
   const usedBytes = bytes(podStats['ephemeral-storage']?.usedBytes);
   if (compareQuantity(quantityFromInteger(usedBytes), limit) > 0) {
@@ -164,6 +169,7 @@ const CHECKS: readonly (readonly [LocalStorageLimit, (podStats: PodStats, pod: P
 export function localStorageViolations(pods: readonly Pod[], stats: StatsFunc, dedicatedImageFs: boolean): LocalStorageViolation[] {
   const violations: LocalStorageViolation[] = [];
   for (const pod of pods) {
+    if (storageLimitsOf(pod).none) continue;
     const podStats = stats(pod);
     if (podStats === undefined) continue;
     let critical: boolean | undefined;
