@@ -17,6 +17,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY native ./native
+# The build bundles the parts of the Kubernetes client the agent uses (src/kube/client-node-parts.ts).
+COPY scripts/bundle-client-library.ts ./scripts/
 RUN npm run build
 
 FROM node:24.22.3-bookworm-slim
