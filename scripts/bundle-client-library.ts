@@ -22,6 +22,9 @@ await build({
   format: 'esm',
   target: 'node20',
   logLevel: 'warning',
+  // Node warns about deprecated calls (url.parse, the punycode module) unless they come from
+  // node_modules: node-fetch makes both, so it stays there, loaded as the library loads it.
+  external: ['node-fetch'],
   // The library's CommonJS dependencies call require(); an ES module has none of its own.
   banner: { js: "import { createRequire as createRequireForBundle } from 'node:module';\nconst require = createRequireForBundle(import.meta.url);" },
 });
