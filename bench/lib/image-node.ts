@@ -1,7 +1,9 @@
 // The Node.js the image ships, to run the agent on it outside the image: KEA_IMAGE_NODE_BIN when
 // set, else the copy scripts/install-node.sh leaves in its cache for the exact version the
 // Dockerfile's FROM lines name. Nothing is fetched here; a missing copy is a reason, with the
-// command that fetches it. Used by the runtime-tree test and the benchmark's runtime part.
+// command that fetches it. Used by the runtime-tree test and the benchmark's runtime part. Also
+// the options the image's ENTRYPOINT starts node with, so the benchmark's parts that run the
+// real `run` command start it as the DaemonSet's pods do.
 
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -27,4 +29,17 @@ export function findImageNode(repoRoot: string, env: Readonly<Record<string, str
     return { ok: false, reason: `the image's Node ${version} is not at ${path}: run \`bash scripts/install-node.sh\`${fromEnv === undefined ? '' : ' and point KEA_IMAGE_NODE_BIN at its last line'}` };
   }
   return { ok: true, path, version };
+}
+
+/** The options the final ENTRYPOINT of `<repoRoot>/Dockerfile` puts between `node` and the script. */
+export function imageNodeOptions(repoRoot: string): readonly string[] {
+  const entrypoint = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8')
+    .split('\n')
+    .findLast((line) => line.startsWith('ENTRYPOINT '));
+  if (entrypoint === undefined) throw new Error(`${repoRoot}/Dockerfile has no ENTRYPOINT`);
+  const command = JSON.parse(entrypoint.slice('ENTRYPOINT '.length)) as unknown;
+  if (!Array.isArray(command) || command[0] !== 'node' || !command.every((word) => typeof word === 'string')) throw new Error(`the Dockerfile's ENTRYPOINT is not an exec-form node command: ${entrypoint}`);
+  const script = command.findIndex((word: string) => word.endsWith('.js'));
+  if (script < 0) throw new Error(`the Dockerfile's ENTRYPOINT names no script: ${entrypoint}`);
+  return command.slice(1, script) as string[];
 }

@@ -1,5 +1,5 @@
 // Part 4, footprint: what the agent costs a node that is not under pressure. The real CLI
-// (`node dist/src/main.js run --dry-run`) runs as a child process against an API stand-in in this
+// (`node <the image's node options> dist/src/main.js run --dry-run`) runs as a child process against an API stand-in in this
 // process with 110 pods on its node; it observes this machine's real root memory cgroup (the
 // threshold is set far below what is free, so nothing is ever evicted) and finds the 110 pods'
 // cgroups under a sandbox cgroup. After a warm-up, its CPU time (utime + stime from /proc) and
@@ -8,12 +8,13 @@
 
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { errorMessage } from '../../src/errors.js';
 import type { Pod } from '../../src/api/pod.js';
 import { kubeconfigFor, startApiStandIn, type ApiStandIn } from '../../src/demo/api-stand-in.js';
 import { BenchCgroup, cgroupV1Unavailable } from '../lib/bench-cgroup.js';
+import { imageNodeOptions } from '../lib/image-node.js';
 import { benchPod, containerCgroup } from '../lib/bench-pods.js';
 import { throwIfInterrupted, trackChild } from '../lib/cleanup.js';
 import type { BenchPart, PartContext } from '../lib/part.js';
@@ -27,6 +28,8 @@ const EMPTY_EVERY = 10;
 
 export interface FootprintData {
   readonly pods: number;
+  /** The options node was started with, the image's ENTRYPOINT's (absent from older results). */
+  readonly nodeOptions?: readonly string[];
   readonly warmupSeconds: number;
   readonly sampleSeconds: number;
   /** CPU over the whole sampling window, as a percentage of one core. */
@@ -50,6 +53,9 @@ export interface FootprintData {
   readonly syncLoop: SyncLoopOutput | null;
   readonly syncLoopError: string | null;
 }
+
+// dist/bench: the Dockerfile is the compiled code's repository's, two levels up.
+const repositoryOf = (context: PartContext): string => resolve(context.benchDir, '..', '..');
 
 const warmupFor = (quick: boolean): number => (quick ? 3 : 15);
 const sampleFor = (quick: boolean): number => (quick ? 10 : 60);
@@ -128,8 +134,9 @@ export async function measureCli(context: PartContext, sandbox: BenchCgroup, sta
   const warmupSeconds = options.warmupSeconds ?? warmupFor(context.quick);
   const sampleSeconds = options.sampleSeconds ?? sampleFor(context.quick);
   const ticksPerSecond = clockTicksPerSecond();
+  const nodeOptions = imageNodeOptions(repositoryOf(context));
   const child: ChildProcess = trackChild(
-    spawn(options.nodeBin ?? process.execPath, [context.mainJs, 'run', '--config', configPath, '--kubeconfig', kubeconfigPath, '--node-name', FOOTPRINT_NODE_NAME, '--dry-run', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn(options.nodeBin ?? process.execPath, [...nodeOptions, context.mainJs, 'run', '--config', configPath, '--kubeconfig', kubeconfigPath, '--node-name', FOOTPRINT_NODE_NAME, '--dry-run', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] }),
   );
   const output: string[] = [];
   for (const stream of [child.stdout, child.stderr]) if (stream !== null) createInterface({ input: stream }).on('line', (line) => output.push(line));
@@ -176,6 +183,7 @@ export async function measureCli(context: PartContext, sandbox: BenchCgroup, sta
     const problems = output.filter((line) => /"level":(50|60)|error/i.test(line));
     if (problems.length > 0) context.progress.note(`the agent logged ${problems.length} error line(s), e.g. ${problems[0]}`);
     return {
+      nodeOptions,
       warmupSeconds,
       sampleSeconds,
       cpuPercentOfOneCore,
@@ -204,7 +212,7 @@ async function measureSyncLoop(context: PartContext, sandbox: BenchCgroup, pods:
   const input: SyncLoopInput = { nodeCgroup: sandbox.name, pods, syncs: syncsFor(context.quick), warmupSyncs: context.quick ? 200 : 1000, scratchDir: context.scratchDir };
   writeFileSync(inputPath, JSON.stringify(input));
   context.progress.note(`${input.syncs} synchronize passes in a fresh process (RSS before and after)...`);
-  const child = trackChild(spawn(process.execPath, ['--expose-gc', join(context.benchDir, 'workers', 'sync-loop.js'), inputPath], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  const child = trackChild(spawn(process.execPath, [...imageNodeOptions(repositoryOf(context)), '--expose-gc', join(context.benchDir, 'workers', 'sync-loop.js'), inputPath], { stdio: ['ignore', 'pipe', 'pipe'] }));
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

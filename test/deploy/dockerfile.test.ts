@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join, posix } from 'node:path';
 import { parseConfigText } from '../../src/config/load.js';
 import { dockerignoreFilter, healthcheckCommand, readDockerfile, runCommands, stageCopies, stageWorkdir, type Stage } from './dockerfile.js';
+import { imageNodeOptions } from '../../bench/lib/image-node.js';
 import { DOCKERFILE_PATH, DOCKERIGNORE_PATH, embeddedConfig, loadManifest, REPO_ROOT } from './manifest.js';
 
 // The image's Node, pinned to an exact release; scripts/install-node.sh fetches the same one for CI.
@@ -116,8 +117,10 @@ describe('.dockerignore matching', () => {
 });
 
 describe('entry point and default command', () => {
-  test('the entry point is the package binary under /app', () => {
-    expect(JSON.parse(instruction(finalStage, 'ENTRYPOINT') ?? 'null')).toEqual(['node', posix.join(stageWorkdir(finalStage), packageJson.bin['kube-eviction-agent'] as string)]);
+  test('the entry point is the package binary under /app, on a young generation of 2 MiB semi-spaces (the footprint benchmark starts `run` the same way)', () => {
+    const script = posix.join(stageWorkdir(finalStage), packageJson.bin['kube-eviction-agent'] as string);
+    expect(JSON.parse(instruction(finalStage, 'ENTRYPOINT') ?? 'null')).toEqual(['node', ...imageNodeOptions(REPO_ROOT), script]);
+    expect(imageNodeOptions(REPO_ROOT)).toEqual(['--max-semi-space-size=2']);
   });
 
   test('the default command runs the agent on the configuration file the DaemonSet mounts', () => {
