@@ -115,6 +115,14 @@ ${large?.pods ?? 1000} pods afterwards (the pods added have an idle process in o
 machine is shared with other work, so "idle" means only that the bench adds no load; the load
 average at each scenario's start is in the table.
 
+What grows with the pods inside the agent is one read of every pod's usage: the kubelet's ranking
+puts pods over their request first whatever their size, so no pod can be left unread. Each read is
+a pread at offset 0 of a file kept open since the last full pass, and the cap on kept-open files
+covers 1,000 pods (\`docs/observation.md\`); with the earlier cap of 2,048 descriptors, 710 of the
+1,000 pods' files were opened afresh at every notification. The tails (p99, max) of all three
+scenarios come mostly from the wait for a core: the hop from the epoll thread to the main thread in
+"notification reaches JavaScript", and the main thread's own wait between reads.
+
 ms after the crossing, median / p99 / max:
 
 ${table(['stage', ...scenarios.map((s) => s.label)], rows)}
