@@ -52,6 +52,14 @@ export function costSection(result: PartResult<NodeCostData>): Section {
     `${p.podsObserved}`,
   ]);
   const point = (pods: number) => data.points.find((p) => p.pods === pods);
+  // Where the C reader of the same files takes the target's time or more, no reading of them can
+  // meet it: the pass would need to read fewer files, not read them faster.
+  const referenceFloor = (p: (typeof data.points)[number] | undefined, targetMs: number): string => {
+    const ref = p?.reference;
+    if (ref?.kind !== 'measured' || ref.passMs === null) return '';
+    const floorMs = Math.min(ref.passMs.median, ref.cpuPerPassMs);
+    return floorMs >= targetMs ? `; the C reader of exactly the same files takes ${fmt(ref.passMs.median)} ms (CPU ${fmt(ref.cpuPerPassMs)} ms), at or above the target itself: meeting it needs fewer files read, not faster reading` : `; the C reader of exactly the same files takes ${fmt(ref.passMs.median)} ms (CPU ${fmt(ref.cpuPerPassMs)} ms)`;
+  };
   const headlines: Headline[] = Object.entries(TARGETS_MS).map(([pods, targetMs]) => {
     const p = point(Number(pods));
     const worst = p === undefined ? null : Math.max(p.total?.median ?? 0, p.totalUnderPressure?.median ?? 0);
@@ -65,7 +73,7 @@ export function costSection(result: PartResult<NodeCostData>): Section {
       met: worst === null ? null : worst < targetMs,
       ...(worst !== null && worst >= targetMs
         ? {
-            note: `observe ${fmt(p?.observe?.median)} ms (CPU ${fmt(p?.observeCpu?.median)} ms, of which ${fmt(p?.observeSystemCpu?.median)} ms in the kernel reading cgroup files), decide ${fmt(p?.decide?.median)} ms, decide under pressure ${fmt(p?.decideUnderPressure?.median)} ms`,
+            note: `observe ${fmt(p?.observe?.median)} ms (CPU ${fmt(p?.observeCpu?.median)} ms, of which ${fmt(p?.observeSystemCpu?.median)} ms in the kernel reading cgroup files), decide ${fmt(p?.decide?.median)} ms, decide under pressure ${fmt(p?.decideUnderPressure?.median)} ms${referenceFloor(p, targetMs)}`,
           }
         : {}),
     };
