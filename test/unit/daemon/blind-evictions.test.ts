@@ -152,8 +152,10 @@ describe('blind evictions are refused', () => {
     expect(acted(h)).toEqual([]);
     cpSync(`${fixturesDir}cgroup-v1/cgroupfs/sys/fs/cgroup/memory/kubepods`, join(dir, 'sys/fs/cgroup/memory/kubepods'), { recursive: true });
     await h.clock.stepAsync(10_000);
-    // The pass reads the real files (the thread pool, not microtasks): wait for it in real time.
-    for (const deadlineMs = Date.now() + 10_000; h.agent.readiness.reason() !== null && Date.now() < deadlineMs; ) {
+    // The pass reads the real files (the thread pool, not microtasks), and its Event and deletion
+    // follow the readiness change: wait for all three in real time.
+    const statsFound = (): number => h.cluster.events.events.filter((e) => e.reason === 'PodStatsFound').length;
+    for (const deadlineMs = Date.now() + 10_000; (h.agent.readiness.reason() !== null || statsFound() === 0 || deleted(h).length === 0) && Date.now() < deadlineMs; ) {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     await flushMicrotasks();
