@@ -64,13 +64,25 @@ async function start(pods: readonly Pod[], settings: Partial<ObserveSettings>): 
   );
   const harness = { agent, cluster, terminator, logger, clock };
   started.push(harness);
-  // The start-up pass, then two housekeeping passes.
+  // The start-up pass, then two housekeeping passes. A pass reads real files (the thread pool, not
+  // microtasks), so each is waited for in real time, until the loop sleeps again on the fake clock,
+  // before the clock moves on: a step taken while a pass still reads finds no timer to fire.
   for (let i = 0; i < 3; i++) {
-    await flushMicrotasks();
+    await asleep(clock);
     await clock.stepAsync(10_000);
   }
-  await flushMicrotasks();
+  await asleep(clock);
   return harness;
+}
+
+// Waits (real time, 10 s at most) until a timer is pending on the fake clock again: the loop's
+// sleep until its next pass, set once the pass that ran has decided and acted.
+async function asleep(clock: FakeClock): Promise<void> {
+  await flushMicrotasks();
+  for (const deadlineMs = Date.now() + 10_000; clock.pendingTimers() === 0 && Date.now() < deadlineMs; ) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  await flushMicrotasks();
 }
 
 const acted = (h: Harness): string[] => h.cluster.actions.calls.filter((c) => c.method !== 'getPod').map((c) => `${c.method} ${c.name}`);
