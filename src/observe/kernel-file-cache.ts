@@ -36,8 +36,22 @@ export function keptOpenFileCap(openFileLimit: number | undefined): number {
 /** f_type of cgroup v1 and cgroup2 filesystems (linux/magic.h). */
 export const CGROUP_FS_MAGICS: readonly bigint[] = Object.freeze([0x27e0ebn, 0x63677270n]);
 
+// A kept descriptor; `closed` once it is let go, so a caller that remembered it never reads a
+// descriptor number the kernel may since have given to another file.
+interface KeptFile {
+  readonly fd: number;
+  closed: boolean;
+}
+
+/** Where a caller that reads the same file again and again keeps its descriptor between reads. */
+export interface KeptFileSlot {
+  kept: KeptFile | undefined;
+}
+
 export class KernelFileCache implements HostFs {
-  private readonly open = new Map<string, number>();
+  private readonly open = new Map<string, KeptFile>();
+  /** `cachedRoot/`, built once: the check runs for every file read. */
+  private readonly cachedPrefix: string;
 
   /**
    * @param inner the host
@@ -48,7 +62,9 @@ export class KernelFileCache implements HostFs {
     private readonly inner: HostFs,
     private readonly cachedRoot: string,
     private readonly maxOpenFiles = MAX_KEPT_OPEN_FILES,
-  ) {}
+  ) {
+    this.cachedPrefix = `${cachedRoot}/`;
+  }
 
   /** Descriptors currently kept open. */
   openCount(): number {
@@ -58,6 +74,25 @@ export class KernelFileCache implements HostFs {
   readSingleRecordFile(path: string): string {
     if (!this.isCached(path)) return this.inner.readSingleRecordFile(path);
     return this.throughOpenFile(path, (fd) => this.inner.readOpenFile(fd, true), () => this.inner.readSingleRecordFile(path));
+  }
+
+  /**
+   * readSingleRecordFile for a caller that reads `path` over and over (the memory shortcut reads one
+   * usage file per pod): `slot` remembers the descriptor, so the next read needs no lookup by path.
+   * One let go since (its cgroup released or gone) is looked up, or opened, again.
+   */
+  readSingleRecordFileVia(path: string, slot: KeptFileSlot): string {
+    const kept = slot.kept;
+    if (kept !== undefined && !kept.closed) {
+      try {
+        return this.inner.readOpenFile(kept.fd, true);
+      } catch {
+        this.dropFailed(path);
+      }
+    }
+    const text = this.readSingleRecordFile(path);
+    slot.kept = this.open.get(path);
+    return text;
   }
 
   subdirectoryCount(path: string): number | undefined {
@@ -73,32 +108,37 @@ export class KernelFileCache implements HostFs {
   }
 
   private isCached(path: string): boolean {
-    return path.startsWith(`${this.cachedRoot}/`);
+    return path.startsWith(this.cachedPrefix);
   }
 
   // Uses the kept descriptor; on its failure (ENODEV: the cgroup is gone) drops it and opens the
   // path again; past the cap, falls back to the uncached operation.
   private throughOpenFile<T>(path: string, use: (fd: number) => T, uncached: () => T): T {
-    const fd = this.open.get(path);
-    if (fd !== undefined) {
+    const kept = this.open.get(path);
+    if (kept !== undefined) {
       try {
-        return use(fd);
+        return use(kept.fd);
       } catch {
-        // A removed directory still answers fstat, so its descriptor goes with its files'.
-        this.forgetPath(path);
-        this.forgetPath(path.slice(0, path.lastIndexOf('/')));
+        this.dropFailed(path);
       }
     }
     if (this.open.size >= this.maxOpenFiles) return uncached();
     const opened = this.inner.openFile(path);
     try {
       const result = use(opened);
-      this.open.set(path, opened);
+      this.open.set(path, { fd: opened, closed: false });
       return result;
     } catch (error) {
       this.inner.closeFile(opened);
       throw error;
     }
+  }
+
+  // A kept descriptor failed (its cgroup is gone): it is closed, with its directory's, since a
+  // removed directory still answers fstat.
+  private dropFailed(path: string): void {
+    this.forgetPath(path);
+    this.forgetPath(path.slice(0, path.lastIndexOf('/')));
   }
 
   /** Closes the descriptors of `dir` and everything below it (a pod that left, a cgroup that vanished). */
@@ -113,11 +153,12 @@ export class KernelFileCache implements HostFs {
   }
 
   private forgetPath(path: string): void {
-    const fd = this.open.get(path);
+    const kept = this.open.get(path);
     this.open.delete(path);
-    if (fd === undefined) return;
+    if (kept === undefined) return;
+    kept.closed = true;
     try {
-      this.inner.closeFile(fd);
+      this.inner.closeFile(kept.fd);
     } catch {
       // Already closed or invalid: nothing is held any more either way.
     }

@@ -14,13 +14,14 @@ import type { Pod } from '../api/pod.js';
 import type { PodMemoryBound, PodMemoryReading } from '../api/pod-memory.js';
 import type { ContainerStats, PodStats, Summary } from '../api/summary.js';
 import type { MemoryReader } from '../daemon/ports.js';
-import { parseCounter } from '../host/memory-limit.js';
+import { parseCounterNumber } from '../host/memory-limit.js';
 import { isNotFound } from '../host/read-result.js';
 import { readCgroupMemory } from './cgroup-memory-reader.js';
 import { containerNamesById } from '../api/container-id.js';
 import { nodeMemory, podsSystemContainer, toMemoryStats } from './node-stats.js';
 import type { ObserverCgroups } from './observer-cgroups.js';
 import { countProcessesInTree } from './process-count.js';
+import { KernelFileCache, type KeptFileSlot } from './kernel-file-cache.js';
 
 export interface MemoryReaderSources {
   /** The memory hierarchy, once found (by a full observation). */
@@ -30,6 +31,14 @@ export interface MemoryReaderSources {
   /** Whether the disk-usage walk has figures for this pod UID. */
   hasDiskStats(uid: string): boolean;
   nowMs(): number;
+}
+
+/** A pod's usage file, found through the locator once, and where its kept descriptor is remembered. */
+interface UsageFile {
+  readonly cgroups: ObserverCgroups;
+  readonly dir: string;
+  readonly path: string;
+  readonly slot: KeptFileSlot;
 }
 
 const ABSENT: PodMemoryReading = Object.freeze({ kind: 'absent' });
@@ -68,7 +77,30 @@ export function createMemoryReader(sources: MemoryReaderSources): MemoryReader {
     return otherwise(uid);
   }
 
-  const usageFile = (cgroups: ObserverCgroups): string => (cgroups.layout.version === 'v1' ? 'memory.usage_in_bytes' : 'memory.current');
+  // Each pod's usage file, remembered with its kept descriptor (the hot path of a memory
+  // notification reads it for every pod; the pod object is replaced when the pod changes).
+  const usageFiles = new WeakMap<Pod, UsageFile>();
+  const usageFileOf = (cgroups: ObserverCgroups, pod: Pod, dir: string): UsageFile => {
+    const known = usageFiles.get(pod);
+    if (known !== undefined && known.cgroups === cgroups && known.dir === dir) return known;
+    const file: UsageFile = { cgroups, dir, path: `${dir}/${cgroups.layout.version === 'v1' ? 'memory.usage_in_bytes' : 'memory.current'}`, slot: { kept: undefined } };
+    usageFiles.set(pod, file);
+    return file;
+  };
+
+  // The pod's usage as a bound of its working set, from its remembered usage file; 'not-found'
+  // when its cgroup is gone.
+  const readBound = (pod: Pod, file: UsageFile): PodMemoryBound | 'not-found' => {
+    const fs = file.cgroups.fs;
+    let text: string;
+    try {
+      text = fs instanceof KernelFileCache ? fs.readSingleRecordFileVia(file.path, file.slot) : fs.readSingleRecordFile(file.path);
+    } catch (error) {
+      return isNotFound(error) ? 'not-found' : withoutMemory(uidOf(pod));
+    }
+    const usageBytes = parseCounterNumber(text);
+    return usageBytes === undefined ? withoutMemory(uidOf(pod)) : { kind: 'bounded', usageBytes };
+  };
 
   return {
     nodeMemory(): Summary {
@@ -81,22 +113,17 @@ export function createMemoryReader(sources: MemoryReaderSources): MemoryReader {
     },
 
     podBounds(pods: readonly Pod[]): PodMemoryBound[] {
-      return pods.map((pod) =>
-        withPodDir<PodMemoryBound>(
-          pod,
-          (cgroups, dir) => {
-            let text: string;
-            try {
-              text = cgroups.fs.readSingleRecordFile(`${dir}/${usageFile(cgroups)}`);
-            } catch (error) {
-              return isNotFound(error) ? 'not-found' : withoutMemory(uidOf(pod));
-            }
-            const usageBytes = parseCounter(text);
-            return usageBytes === undefined ? withoutMemory(uidOf(pod)) : { kind: 'bounded', usageBytes: Number(usageBytes) };
-          },
-          withoutMemory,
-        ),
-      );
+      const cgroups = sources.cgroups();
+      return pods.map((pod) => {
+        // The file read last time, without looking the pod's cgroup up again; once that cgroup is
+        // gone, it is looked for as on a first read.
+        const known = usageFiles.get(pod);
+        if (known !== undefined && known.cgroups === cgroups) {
+          const bound = readBound(pod, known);
+          if (bound !== 'not-found') return bound;
+        }
+        return withPodDir<PodMemoryBound>(pod, (found, dir) => readBound(pod, usageFileOf(found, pod, dir)), withoutMemory);
+      });
     },
 
     podWorkingSet(pod: Pod): PodMemoryReading {

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync, readlinkSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { observeSettings } from '../fixtures/settings.js';
-import { CgroupSandbox, cgroupV1Unavailable } from '../helpers/cgroup-sandbox.js';
+import { CgroupSandbox, cgroupV1Unavailable, type SandboxProcess } from '../helpers/cgroup-sandbox.js';
 import { systemClock } from '../../src/api/clock.js';
 import { silentLogger } from '../../src/api/logger.js';
 import type { Pod } from '../../src/api/pod.js';
@@ -83,6 +83,8 @@ for (const layout of layouts) {
     let sandbox: CgroupSandbox | undefined;
     // One observer for the whole scenario, so later syncs read through the files it keeps open.
     let observer: CgroupObserver | undefined;
+    // The large pod's processes, ended when its cgroup moves.
+    let largeProcesses: SandboxProcess[] = [];
     const uidSmall = '11111111-2222-4333-8444-000000000064';
     const uidLarge = '11111111-2222-4333-8444-000000000128';
     const pods = [
@@ -104,13 +106,14 @@ for (const layout of layouts) {
       observer = createCgroupObserver(observeSettings({ cgroupDriver: layout.driver }), { clock: systemClock, logger: silentLogger, nodeCgroup: sandbox.name, processCountIntervalMs: 0 });
       sandbox.mkdir(layout.kubepods);
       sandbox.setLimit(layout.kubepods, PODS_LIMIT_BYTES);
-      await Promise.all([
+      const started = await Promise.all([
         sandbox.startAllocator(dirs.smallApp, 64 * MiB),
         sandbox.startIdle(dirs.smallPause),
         sandbox.startAllocator(dirs.largeDb, 128 * MiB),
         sandbox.startIdle(dirs.largeSidecar),
         sandbox.startIdle(dirs.largeSidecar),
       ]);
+      largeProcesses = started.slice(2);
     }, 60_000);
 
     afterAll(async () => {
@@ -210,6 +213,37 @@ for (const layout of layouts) {
       expect(after?.process_stats?.process_count).toBe(2);
       expect(problems.filter((p) => p.includes(uidSmall) || p.includes('small'))).toEqual([]);
       expect(openFilesUnder(s.resolve(extraDir))).toBe(0);
+    });
+
+    test(`the memory shortcut's bounds are each pod's usage as the kernel reads it, and follow a pod cgroup recreated in another QoS tier (root, cgroup v1, ${layout.driver})`, async () => {
+      if (skipped()) return;
+      const s = sandbox as CgroupSandbox;
+      await observeNow();
+      const memory = (observer as CgroupObserver).memory;
+      if (memory === undefined) throw new Error('no memory reader');
+      const usageOf = (dir: string): number => Number(s.read(dir, 'memory.usage_in_bytes'));
+      const boundsNow = (): number[] => memory.podBounds(pods).map((b) => (b.kind === 'bounded' ? b.usageBytes : -1));
+      // Read twice: the second time through the descriptors the first one kept.
+      for (let i = 0; i < 2; i++) {
+        const [small, large] = boundsNow();
+        expect(Math.abs((small as number) - usageOf(dirs.small))).toBeLessThanOrEqual(TOLERANCE_BYTES);
+        expect(Math.abs((large as number) - usageOf(dirs.large))).toBeLessThanOrEqual(TOLERANCE_BYTES);
+        expect(large).toBeGreaterThanOrEqual(128 * MiB);
+      }
+
+      // The large pod's cgroup goes, and one for the same UID appears in the Burstable tier.
+      const moved = { ...dirs, large: layout.burstablePod(uidLarge), largeDb: `${layout.burstablePod(uidLarge)}/${layout.container(hex('2'))}` };
+      const oldTree = [dirs.largeDb, dirs.largeSidecar, dirs.large];
+      for (const proc of largeProcesses) await s.kill(proc);
+      for (const dir of oldTree) rmdirSync(s.resolve(dir));
+      await s.startAllocator(moved.largeDb, 48 * MiB);
+      const [, large] = boundsNow();
+      expect(Math.abs((large as number) - usageOf(moved.large))).toBeLessThanOrEqual(TOLERANCE_BYTES);
+      expect(large).toBeGreaterThanOrEqual(48 * MiB);
+      expect(large).toBeLessThan(128 * MiB);
+      // The next full pass lets go of every descriptor it kept in the removed cgroup.
+      await (observer as CgroupObserver).observe(pods);
+      expect(openFilesUnder(s.resolve(dirs.large))).toBe(0);
     });
   });
 }

@@ -4,7 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import { machineMemoryUsage, memTotalBytes, parseMeminfo } from '../../../src/host/meminfo.js';
-import { isMemoryUnlimited, parseCounter, parseMemoryLimit } from '../../../src/host/memory-limit.js';
+import { isMemoryUnlimited, parseCounter, parseCounterNumber, parseMemoryLimit } from '../../../src/host/memory-limit.js';
 import { inactiveFileKey, memoryStatValue, parseMemoryStat, workingSetBytes } from '../../../src/host/memory-stat.js';
 import { driverForPodCgroupRoot, escapeSystemdUid, podCgroupPath, podCgroupRootCandidates, podCgroupRootForDriver, qosSearchOrder } from '../../../src/host/pod-cgroup-names.js';
 
@@ -71,6 +71,24 @@ describe('memory limits and counters', () => {
     expect(parseCounter('123\n')).toBe(123n);
     expect(parseCounter('')).toBeUndefined();
     expect(parseCounter('-1')).toBeUndefined();
+  });
+
+  test.each([
+    ['123\n', 123],
+    ['0\n', 0],
+    [' 987654321012345 ', 987654321012345],
+    ['18446744073709551615\n', Number(18446744073709551615n)],
+    ['', undefined],
+    ['\n', undefined],
+    ['-1', undefined],
+    ['1e3', undefined],
+    ['0x10', undefined],
+    ['12 34', undefined],
+    ['1234567890123456789a', undefined],
+  ])('counters as numbers: %j is %p, as parseCounter reads it', (text, expected) => {
+    expect(parseCounterNumber(text)).toBe(expected);
+    const counter = parseCounter(text);
+    expect(counter === undefined ? undefined : Number(counter)).toBe(expected);
   });
 });
 

@@ -89,6 +89,51 @@ test('release closes the descriptors below a directory only; closeAll closes the
   expect([cache.openCount(), inner.openDescriptors()]).toEqual([0, 0]);
 });
 
+describe('a caller that remembers the descriptor in a slot', () => {
+  test('reads it again without a lookup by path, seeing new content', () => {
+    const { inner, cache } = setup();
+    const path = join(root, 'memory/a/memory.usage_in_bytes');
+    const slot = { kept: undefined };
+    expect(cache.readSingleRecordFileVia(path, slot)).toBe('memory/a\n');
+    writeFileSync(path, '42\n');
+    expect(cache.readSingleRecordFileVia(path, slot)).toBe('42\n');
+    expect([inner.calls.get('openFile'), inner.calls.get('readOpenFile'), cache.openCount()]).toEqual([1, 2, 1]);
+  });
+
+  test('never reads a descriptor let go since, even when the kernel has given its number to another file', () => {
+    const { inner, cache } = setup();
+    const a = join(root, 'memory/a/memory.usage_in_bytes');
+    const slot = { kept: undefined };
+    cache.readSingleRecordFileVia(a, slot);
+    cache.release(join(root, 'memory/a'));
+    // The lowest free number: the one a's descriptor had.
+    expect(cache.readSingleRecordFile(join(root, 'memory/b/memory.usage_in_bytes'))).toBe('memory/b\n');
+    expect(cache.readSingleRecordFileVia(a, slot)).toBe('memory/a\n');
+    expect(cache.readSingleRecordFileVia(a, slot)).toBe('memory/a\n');
+    expect([inner.calls.get('openFile'), cache.openCount(), inner.openDescriptors()]).toEqual([3, 2, 2]);
+  });
+
+  test('a descriptor that fails (the cgroup was removed) is dropped, and the path asked again', () => {
+    const { inner, cache } = setup();
+    const path = join(root, 'memory/a/memory.usage_in_bytes');
+    const slot = { kept: undefined };
+    cache.readSingleRecordFileVia(path, slot);
+    inner.injectError('readOpenFile', path, 'ENODEV');
+    rmSync(join(root, 'memory/a'), { recursive: true });
+    expect(() => cache.readSingleRecordFileVia(path, slot)).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+    expect([cache.openCount(), inner.openDescriptors()]).toEqual([0, 0]);
+  });
+
+  test('past the cap, the file is read the ordinary way every time', () => {
+    const { inner, cache } = setup(0);
+    const path = join(root, 'memory/a/memory.usage_in_bytes');
+    const slot = { kept: undefined };
+    expect(cache.readSingleRecordFileVia(path, slot)).toBe('memory/a\n');
+    expect(cache.readSingleRecordFileVia(path, slot)).toBe('memory/a\n');
+    expect([inner.calls.get('openFile'), inner.calls.get('readSingleRecordFile'), slot.kept]).toEqual([undefined, 2, undefined]);
+  });
+});
+
 test('a file that cannot be read on first open is not kept', () => {
   const { inner, cache } = setup();
   const path = join(root, 'memory/a/memory.usage_in_bytes');
