@@ -42,6 +42,14 @@ function sharedUid(pod: Pod, keysByUid: ReadonlyMap<string, readonly string[]>):
 
 const idOf = (pod: Pod): string => `${podKey(pod)}\u0000${String(pod.metadata.uid)}`;
 
+interface PodVerdict {
+  readonly refusal: ReturnType<typeof podRefusal>;
+  /** Key and UID, as refusals are remembered by. */
+  readonly id: string;
+  /** The UID when it has the API server's form (only those are compared between pods). */
+  readonly uid: string | undefined;
+}
+
 /** The view the filter stands in front of, with its lifecycle. */
 export type StartableClusterView = ClusterView & { start(): Promise<void>; stop(): Promise<void> };
 
@@ -61,6 +69,7 @@ export class NodePodFilter implements StartableClusterView {
   // The refused pods of the latest answer (key, UID and reason), so each is logged once.
   private refused = new Set<string>();
   private acceptedIds = new Set<string>();
+  private readonly verdicts = new WeakMap<Pod, PodVerdict>();
   private counts = '';
 
   constructor(private readonly deps: NodePodFilterDeps) {
@@ -113,21 +122,31 @@ export class NodePodFilter implements StartableClusterView {
     const refused = new Set<string>();
     const counts: Record<PodRefusalReason, number> = { uid: 0, name: 0, 'other-node': 0 };
     // The API server gives every pod its own UID: pods that share one are none of them trusted.
+    const podsByUid = new Map<string, number>();
+    for (const pod of all) {
+      const { uid } = this.verdictOf(pod);
+      if (uid !== undefined) podsByUid.set(uid, (podsByUid.get(uid) ?? 0) + 1);
+    }
+    // The keys of the pods sharing a UID, for the refusal's message (none on a sane node).
     const keysByUid = new Map<string, string[]>();
     for (const pod of all) {
-      const uid = pod.metadata.uid;
-      if (isPodUid(uid)) keysByUid.set(uid, [...(keysByUid.get(uid) ?? []), podKey(pod)]);
+      const { uid } = this.verdictOf(pod);
+      if (uid === undefined || (podsByUid.get(uid) ?? 0) < 2) continue;
+      const keys = keysByUid.get(uid);
+      if (keys === undefined) keysByUid.set(uid, [podKey(pod)]);
+      else keys.push(podKey(pod));
     }
     this.acceptedIds = new Set();
     for (const pod of all) {
-      const refusal = podRefusal(pod, this.deps.nodeName) ?? sharedUid(pod, keysByUid);
+      const verdict = this.verdictOf(pod);
+      const refusal = verdict.refusal ?? sharedUid(pod, keysByUid);
       if (refusal === null) {
         accepted.push(pod);
-        this.acceptedIds.add(idOf(pod));
+        this.acceptedIds.add(verdict.id);
         continue;
       }
       counts[refusal.reason]++;
-      const key = `${refusal.reason}\u0000${idOf(pod)}`;
+      const key = `${refusal.reason}\u0000${verdict.id}`;
       refused.add(key);
       if (!this.refused.has(key)) {
         this.log.warn('pod refused: the API server listed it for this node, but the agent never acts on it', { pod: shownKey(pod), reason: refusal.message });
@@ -140,5 +159,18 @@ export class NodePodFilter implements StartableClusterView {
       this.deps.onRefusedCounts?.(counts);
     }
     return Object.freeze(accepted);
+  }
+
+  // What is judged of a pod by itself, once per pod object (the watch replaces the object when the
+  // pod changes): filtering a large node again after one pod changed is then a few lookups a pod,
+  // not its regular expressions, on the way to a memory notification's kill.
+  private verdictOf(pod: Pod): PodVerdict {
+    let verdict = this.verdicts.get(pod);
+    if (verdict === undefined) {
+      const uid = pod.metadata.uid;
+      verdict = { refusal: podRefusal(pod, this.deps.nodeName), id: idOf(pod), uid: isPodUid(uid) ? uid : undefined };
+      this.verdicts.set(pod, verdict);
+    }
+    return verdict;
   }
 }

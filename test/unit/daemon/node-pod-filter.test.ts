@@ -92,6 +92,25 @@ describe('NodePodFilter', () => {
     expect(filter.pods().map((p) => p.metadata.name)).toEqual(['other']);
   });
 
+  test('a pod is judged once per object: the watch\'s replacement object is judged afresh', () => {
+    const { view, filter } = filtered([makePod({ name: 'web', uid: UID })]);
+    expect(filter.pods().map((p) => p.metadata.name)).toEqual(['web']);
+    view.upsertPod(makePod({ name: 'web', uid: UID, nodeName: 'node-b' }));
+    expect(filter.pods()).toEqual([]);
+    view.upsertPod(makePod({ name: 'web', uid: UID }));
+    expect(filter.pods().map((p) => p.metadata.name)).toEqual(['web']);
+  });
+
+  test('a thousand pods sharing one UID are all refused, each naming a few of the others', () => {
+    const pods = Array.from({ length: 1000 }, (_, i) => makePod({ name: `copy-${i}`, uid: UID }));
+    const { filter, logger, counts } = filtered(pods);
+    expect(filter.pods()).toEqual([]);
+    expect(counts.at(-1)).toEqual({ uid: 1000, name: 0, 'other-node': 0 });
+    expect(logger.lines.find((l) => l.fields.pod === 'default/copy-0')?.fields.reason).toBe(
+      `the pod UID ${UID} is also listed for "default/copy-1" (14 characters), "default/copy-2" (14 characters), "default/copy-3" (14 characters) and 996 more: the API server gives every pod its own`,
+    );
+  });
+
   test('a key outside the API syntax is logged bounded and escaped', () => {
     const { filter, logger } = filtered([makePod({ name: `${'x'.repeat(300)}\n`, uid: UID })]);
     expect(filter.pods()).toEqual([]);
