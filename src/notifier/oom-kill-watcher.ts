@@ -23,8 +23,9 @@ import { errorMessage } from '../errors.js';
 import type { HostFs } from '../host/host-fs.js';
 import { parseOomKillCount, type KernelLogRecord, type KilledProcessLine, type OomKillLine, type OomLogLine } from '../host/kernel-log.js';
 import { placeInPodTree } from '../host/pod-cgroup-names.js';
-import { EPOLLIN, EPOLLPRI, type EventFd, type FileFd, type NativeEvents } from '../../native/native-events.js';
+import { EPOLLIN, type EventFd, type NativeEvents } from '../../native/native-events.js';
 import type { EpollLoop, EpollWatch } from './epoll-loop.js';
+import { MemoryEventsWatch } from './memory-events-watch.js';
 import { KernelLogReader } from './kernel-log-reader.js';
 import { listContainerCgroups, readCgroupMemory, readOomKillCount, type CgroupVersionOfMemory } from './oom-cgroup-files.js';
 import { registerOomControl } from './oom-control.js';
@@ -60,8 +61,12 @@ export interface OomKillWatcherOptions {
 
 // After a notification the kill lands once the kernel has printed its report, milliseconds later.
 const RESCAN_DELAYS_MS = [5, 25, 100, 500, 2000];
-// An `oom-kill:` line waits at most this long for its `Killed process` line (printed right after).
+// `oom-kill:` lines kept at most while they wait for their `Killed process` line (printed right
+// after), the oldest let go first.
 const MAX_DETAILS_KEPT = 64;
+// The memory.events counters of an OOM: the kernel counts `oom` when it runs out, and `oom_kill`
+// (`oom_group_kill` with memory.oom.group) for each kill in the cgroup's tree.
+const OOM_EVENT_KEYS = new Set(['oom', 'oom_kill', 'oom_group_kill']);
 
 interface Watched {
   readonly path: string;
@@ -96,7 +101,7 @@ export class KernelOomKillWatcher implements OomKillWatcher {
   private onKill: ((kill: KernelOomKill) => void) | null = null;
   private stopped = false;
   private readonly watched = new Map<string, Watched>();
-  private readonly groupWatches: EpollWatch[] = [];
+  private readonly groupWatches: MemoryEventsWatch[] = [];
   private kernelLog: KernelLogReader | null = null;
   private readonly detailsByPid = new Map<number, OomKillLine>();
   private readonly waitingForLog: CounterKill[] = [];
@@ -157,7 +162,7 @@ export class KernelOomKillWatcher implements OomKillWatcher {
     for (const pending of this.waitingForLog.splice(0)) pending.cancel();
     this.kernelLog?.close();
     for (const watched of this.watched.values()) if (watched.watch !== null) this.loop?.unwatch(watched.watch);
-    for (const watch of this.groupWatches.splice(0)) this.loop?.unwatch(watch);
+    for (const watch of this.groupWatches.splice(0)) watch.close();
     this.watched.clear();
     if (this.loop !== null) await this.options.loop.release();
   }
@@ -259,33 +264,28 @@ export class KernelOomKillWatcher implements OomKillWatcher {
   }
 
   // v2: memory.events of the pods' cgroup counts every kill below it; the node's too, when the
-  // node is not the root (the root has no memory.events).
+  // node is not the root (the root has no memory.events). Only its OOM counters start a scan: the
+  // `high` and `max` counts move all the time on a node under memory.high throttling.
   private watchMemoryEvents(): boolean {
     const { memoryRoot, podCgroupRoot, nodeCgroup, native } = this.options;
     const loop = this.loop;
     if (loop === null) return false;
     const dirs = [podCgroupRoot, ...(nodeCgroup === '' ? [] : [nodeCgroup])].map((cgroup) => `${memoryRoot}/${cgroup}`);
     for (const dir of dirs) {
-      let fd: FileFd;
       try {
-        fd = native.openFile(`${dir}/memory.events`, 'read');
-        // kernfs reports a change until the file is read again through the same descriptor.
-        native.readFile(fd, 4096, 0);
+        const watch = MemoryEventsWatch.open(loop, native, `${dir}/memory.events`, {
+          onChange: ({ increased }) => {
+            if (increased.some((key) => OOM_EVENT_KEYS.has(key))) this.onOomSignal('memory-events');
+          },
+          onEnded: (reason) => {
+            this.groupWatches.splice(this.groupWatches.indexOf(watch), 1);
+            this.log.warn('memory.events is no longer watched', { dir, reason });
+          },
+        });
+        this.groupWatches.push(watch);
       } catch (error) {
         this.log.warn('cannot watch memory.events', { dir, error: errorMessage(error) });
-        continue;
       }
-      const watch = loop.watch(fd, EPOLLPRI, () => {
-        try {
-          native.readFile(fd, 4096, 0);
-        } catch {
-          loop.unwatch(watch);
-          this.groupWatches.splice(this.groupWatches.indexOf(watch), 1);
-          return;
-        }
-        this.onOomSignal('memory-events');
-      });
-      this.groupWatches.push(watch);
     }
     return this.groupWatches.length > 0;
   }

@@ -82,7 +82,9 @@ function setup(options: { kernelLog?: boolean; version?: 'v1' | 'v2'; nodeCgroup
   };
   /** How many times the container's counter has been read. */
   const counterReads = (): number => fs.checkedPaths.filter((path) => path.endsWith(`${CONTAINER}/memory.oom_control`)).length;
-  return { clock, native, logger, kills, watcher, printk, killInContainer, machineKills, counterReads, start: () => watcher.start((kill) => kills.push(kill)) };
+  /** How many times the container's cgroup v2 counter (memory.events) has been read: once a scan. */
+  const v2CounterReads = (): number => fs.checkedPaths.filter((path) => path.endsWith(`${CONTAINER}/memory.events`)).length;
+  return { clock, native, logger, kills, watcher, printk, killInContainer, machineKills, counterReads, v2CounterReads, start: () => watcher.start((kill) => kills.push(kill)) };
 }
 
 const killLine = (pid: number, oomMemcg = CONTAINER): string =>
@@ -237,5 +239,24 @@ describe('KernelOomKillWatcher', () => {
     await clock.stepAsync(1);
     expect(kills).toHaveLength(1);
     expect(kills[0]).toMatchObject({ source: 'memory-events', victim: { path: CONTAINER }, oomCgroup: { path: CONTAINER, memory: { limitBytes: 128n * MI } } });
+  });
+
+  test('cgroup v2: only the OOM counters of memory.events start a scan, not high or max (memory.high throttling moves those all the time)', async () => {
+    const { clock, native, logger, v2CounterReads: scans, start, watcher } = setup({ kernelLog: false, version: 'v2' });
+    const events = (high: number, oom: number): string => `low 0\nhigh ${high}\nmax ${high}\noom ${oom}\noom_kill 0\noom_group_kill 0\n`;
+    const podsEvents = join(root, 'kubepods', 'memory.events');
+    native.setFile(podsEvents, events(0, 0));
+    writeFileSync(join(root, CONTAINER, 'memory.events'), events(0, 0));
+    start();
+    const atStart = scans();
+    native.modifyFile(podsEvents, events(40, 0));
+    await clock.stepAsync(1);
+    expect(scans()).toBe(atStart);
+    native.modifyFile(podsEvents, events(41, 1));
+    await clock.stepAsync(1);
+    expect(scans()).toBe(atStart + 1);
+    await watcher.stop();
+    expect(native.openFdCount).toBe(0);
+    expect(logger.at('warn')).toEqual([]);
   });
 });
