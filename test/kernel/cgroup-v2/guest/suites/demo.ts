@@ -70,12 +70,13 @@ export const suite = defineSuite({
         note('notificationToKillMs', field('notification to kill'));
         note('peak', field('peak memory use'));
         assert.equal(exitCode, 0, `the demo exited ${exitCode}`);
-        // The leak first, never the static pod. A second eviction (jobs/batch) was seen once on a quiet
-        // host, the pressure still met after the leak ended: noted, under investigation, not hidden.
+        // The leak and nothing else. A second eviction (jobs/batch) once followed it here: a pass
+        // decided on node figures read while the ended leak's processes were still giving their memory
+        // back, which v2 does more slowly than v1. The eviction loop now waits for a locally ended
+        // pod's processes before it trusts the node's figures again, and this holds it to that.
         const evicted = field('evicted').split(', ');
         note('evicted', evicted.join(' '));
-        assert.equal(evicted[0], 'shop/leaky');
-        assert.ok(!evicted.includes('kube-system/etcd-demo-node'), `evicted ${evicted.join(', ')}`);
+        assert.deepEqual(evicted, ['shop/leaky']);
         assert.match(field('kernel OOM kills'), /^0 \(the agent acted first\)$/);
         assert.ok(woke !== null, 'the psi notifier (its fast check or a PSI trigger) woke the agent');
         assert.match(output, /API: DELETE shop\/leaky \(grace 1s, UID precondition\): accepted/);
