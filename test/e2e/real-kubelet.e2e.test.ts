@@ -269,24 +269,26 @@ function procStartTicks(pid: number): string {
 }
 
 async function sandboxView(node: RealNode, pod: PodLike, podCgroup: string): Promise<SandboxView> {
-  const statuses = (pod.status as { containerStatuses?: { containerID?: string }[] } | undefined)?.containerStatuses ?? [];
-  const containerIds = new Set(statuses.map((s) => s.containerID?.replace(/^containerd:\/\//, '')));
-  const children = readdirSync(podCgroup, { withFileTypes: true }).filter((e) => e.isDirectory() && /^[0-9a-f]{64}$/.test(e.name) && !containerIds.has(e.name));
+  const containerd = node.containerd as NonNullable<RealNode['containerd']>;
+  // The sandbox by containerd's own labels, not by elimination from the pod's container statuses:
+  // with the API server paused those are stale, and a container the kubelet restarted meanwhile has
+  // an ID they do not list (its cgroup beside the sandbox's was once taken for a second sandbox).
+  const listed = await containerd.ctr(['-n', 'k8s.io', 'containers', 'ls', '-q', `labels."io.kubernetes.pod.uid"==${pod.metadata.uid ?? ''},labels."io.cri-containerd.kind"==sandbox`]);
+  const sandboxes = listed.split('\n').filter((l) => l !== '');
+  const children = readdirSync(podCgroup, { withFileTypes: true }).filter((e) => e.isDirectory() && sandboxes.includes(e.name));
   expect(children).toHaveLength(1);
   const id = (children[0] as { name: string }).name;
   const pids = readFileSync(join(podCgroup, id, 'cgroup.procs'), 'utf8').trim().split('\n').filter((l) => l !== '').map(Number);
   expect(pids).toHaveLength(1);
   const pid = pids[0] as number;
-  const containerd = node.containerd as NonNullable<RealNode['containerd']>;
   const tasks = await containerd.ctr(['-n', 'k8s.io', 'tasks', 'ls']);
   const row = tasks.split('\n').map((l) => l.trim().split(/\s+/)).find((f) => f[0] === id);
-  const listed = await containerd.ctr(['-n', 'k8s.io', 'containers', 'ls', '-q', `labels."io.kubernetes.pod.uid"==${pod.metadata.uid ?? ''},labels."io.cri-containerd.kind"==sandbox`]);
   return {
     id,
     pid,
     startTicks: procStartTicks(pid),
     task: row === undefined ? undefined : { pid: Number(row[1]), status: row[2] ?? '' },
-    sandboxes: listed.split('\n').filter((l) => l !== ''),
+    sandboxes,
   };
 }
 
