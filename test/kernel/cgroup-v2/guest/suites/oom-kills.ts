@@ -100,7 +100,9 @@ export const suite = defineSuite({
           note('source', kill.source);
           note('detectionMs', kill.detectedAtMs - kill.atMs);
           assert.ok(['memory-events', 'kernel-log'].includes(kill.source), kill.source);
-          assert.ok(kill.oomSignalledAtMs !== null, 'memory.events signalled the OOM');
+          // The kernel notifies a memory.events file at most every 10 ms: the `oom` count that
+          // follows a `max` notification is held back that long, and the kernel log may come first.
+          if (kill.source === 'memory-events') assert.ok(kill.oomSignalledAtMs !== null, 'memory.events signalled the OOM');
           assert.equal(kill.victim?.path, containerPath());
           assert.equal(kill.victim?.podUid, POD_UID);
           assert.equal(kill.oomCgroup?.path, `/${box.name}`);
