@@ -67,6 +67,8 @@ export interface LatencyScenario {
   readonly label: string;
   readonly pods: number;
   readonly busyProcesses: number;
+  /** The busy processes' nice value (the agent runs at 0); absent in results recorded before it was a setting. */
+  readonly busyNice?: number;
   readonly idleProcesses: number;
   readonly iterations: number;
   readonly failures: readonly string[];
@@ -120,9 +122,21 @@ async function populateNode(node: BenchNode, standIn: ApiStandIn, nodeName: stri
   return addIdlePods(node, standIn, nodeName, 0, LATENCY_POD_COUNT - 2, (i) => i % EMPTY_EVERY !== EMPTY_EVERY - 1);
 }
 
-/** Processes spinning on the CPU outside the sandbox node, until stopped: a busy node. */
-async function startBusyProcesses(count: number): Promise<() => Promise<void>> {
-  const children = Array.from({ length: count }, () => trackChild(spawn('/bin/sh', ['-c', 'while :; do :; done'], { stdio: 'ignore' })));
+/**
+ * `KEA_BENCH_BUSY_NICE` runs the busy processes at that nice value instead of the agent's own (0):
+ * a busy node on which the agent has the higher CPU weight, as it would with a negative nice
+ * value of its own (docs/deployment.md, "Scheduling priority and memory locking").
+ */
+export function busyNiceFromEnv(raw = process.env.KEA_BENCH_BUSY_NICE): number {
+  if (raw === undefined || raw === '') return 0;
+  const nice = Number(raw);
+  if (!Number.isInteger(nice) || nice < 0 || nice > 19) throw new Error(`KEA_BENCH_BUSY_NICE: ${raw} is not a whole number from 0 to 19`);
+  return nice;
+}
+
+/** Processes spinning on the CPU outside the sandbox node at nice `nice`, until stopped: a busy node. */
+async function startBusyProcesses(count: number, nice: number): Promise<() => Promise<void>> {
+  const children = Array.from({ length: count }, () => trackChild(spawn('nice', ['-n', String(nice), '/bin/sh', '-c', 'while :; do :; done'], { stdio: 'ignore' })));
   const exits = children.map((child) => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()))));
   // Let the scheduler see them running before the first crossing.
   await new Promise((resolve) => setTimeout(resolve, 200));
@@ -198,6 +212,7 @@ class ScenarioRun {
     readonly pods: number,
     readonly busyProcesses: number,
     readonly idleProcesses: number,
+    readonly busyNice = 0,
   ) {}
 
   async run(agent: BenchAgent, node: BenchNode, standIn: ApiStandIn, nodeName: string, index: number, context: PartContext, step: () => [number, number]): Promise<void> {
@@ -222,6 +237,7 @@ class ScenarioRun {
       label: this.label,
       pods: this.pods,
       busyProcesses: this.busyProcesses,
+      ...(this.busyProcesses > 0 ? { busyNice: this.busyNice } : {}),
       idleProcesses: this.idleProcesses,
       iterations: this.samples.length + this.failures.length,
       failures: this.failures,
@@ -284,6 +300,7 @@ export const reactionLatencyPart: BenchPart<ReactionLatencyData> = {
   unavailable: () => cgroupV1Unavailable(),
   async run(context: PartContext): Promise<ReactionLatencyData> {
     const iterations = iterationsFor(context.quick);
+    const busyNice = busyNiceFromEnv();
     const total = 3 * iterations;
     let done = 0;
     const step = (): [number, number] => [++done, total];
@@ -298,13 +315,14 @@ export const reactionLatencyPart: BenchPart<ReactionLatencyData> = {
       agent = await startBenchAgent({ node, standIn, nodeName, variant: VARIANT, thresholdQuantity: THRESHOLD, scratchDir: context.scratchDir });
       context.progress.note(`sandbox node ${node.name}: ${LATENCY_POD_COUNT} pods, ${idleProcesses} idle processes, usage ${fmt(Number(node.usageBytes()) / MiB)} MiB of ${LIMIT_BYTES / MiB} MiB`);
       const idle = new ScenarioRun('idle-110', `${LATENCY_POD_COUNT} pods, idle machine`, LATENCY_POD_COUNT, 0, idleProcesses);
-      const busy = new ScenarioRun('busy-110', `${LATENCY_POD_COUNT} pods, ${BUSY_PROCESSES} busy processes (a busy node)`, LATENCY_POD_COUNT, BUSY_PROCESSES, idleProcesses);
+      const busyLabel = `${LATENCY_POD_COUNT} pods, ${BUSY_PROCESSES} busy processes${busyNice === 0 ? '' : ` at nice ${busyNice}`} (a busy node)`;
+      const busy = new ScenarioRun('busy-110', busyLabel, LATENCY_POD_COUNT, BUSY_PROCESSES, idleProcesses, busyNice);
       scenarios.push(idle, busy);
       let index = 0;
       for (let block = 0; block * LATENCY_BLOCK < iterations; block++) {
         const count = Math.min(LATENCY_BLOCK, iterations - block * LATENCY_BLOCK);
         for (let i = 0; i < count; i++) await idle.run(agent, node, standIn, nodeName, index++, context, step);
-        stopBusy = await startBusyProcesses(BUSY_PROCESSES);
+        stopBusy = await startBusyProcesses(BUSY_PROCESSES, busyNice);
         for (let i = 0; i < count; i++) await busy.run(agent, node, standIn, nodeName, index++, context, step);
         await stopBusy();
         stopBusy = null;

@@ -108,7 +108,7 @@ eviction, when the DELETE goes to the API, and when the pod's process has been r
 rate-limited threshold check and the hop from the epoll thread to the main thread.
 
 Three scenarios: **idle** (nothing else started by the bench); **busy node**: ${busy?.busyProcesses ?? 2} processes
-spinning on the CPU (\`sh -c 'while :; do :; done'\`, one per core, at the agent's own priority),
+spinning on the CPU (\`sh -c 'while :; do :; done'\`, one per core, ${(busy?.busyNice ?? 0) === 0 ? "at the agent's own priority" : `at nice ${busy?.busyNice}, below the agent's 0`}),
 started before and killed after each block of ${LATENCY_BLOCK} iterations, idle and busy blocks alternating so
 that load from other work on the machine falls on both; **1,000 pods**: the same node grown to
 ${large?.pods ?? 1000} pods afterwards (the pods added have an idle process in one of ten, ${large?.idleProcesses ?? '–'} in all). The
@@ -121,7 +121,9 @@ a pread at offset 0 of a file kept open since the last full pass, and the cap on
 covers 1,000 pods (\`docs/observation.md\`); with the earlier cap of 2,048 descriptors, 710 of the
 1,000 pods' files were opened afresh at every notification. The tails (p99, max) of all three
 scenarios come mostly from the wait for a core: the hop from the epoll thread to the main thread in
-"notification reaches JavaScript", and the main thread's own wait between reads.
+"notification reaches JavaScript", and the main thread's own wait between reads. Giving the agent
+the higher CPU weight on the busy node did not shorten them, and locking its memory is not possible
+under V8: both were measured (docs/deployment.md, "Scheduling priority and memory locking").
 
 ms after the crossing, median / p99 / max:
 
