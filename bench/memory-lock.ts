@@ -12,6 +12,8 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as koffi from 'koffi';
+import { statusFieldBytes } from './lib/proc-status.js';
+import { MiB } from './lib/stats.js';
 
 const MCL_CURRENT = 1;
 const MCL_ONFAULT = 4;
@@ -19,20 +21,20 @@ const MODES: Readonly<Record<string, number>> = { current: MCL_CURRENT, onfault:
 const GARBAGE_ROUNDS = 50;
 const GARBAGE_ROUND_BYTES = 4 * 1024 * 1024;
 
-function statusMiB(field: string): number {
-  const kib = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
-  return kib === undefined ? Number.NaN : Number(kib) / 1024;
+/** Size fields of this process's /proc/self/status, in MiB, read at one instant. */
+function ownStatusMiB(...fields: string[]): number[] {
+  const status = readFileSync('/proc/self/status', 'utf8');
+  return fields.map((field) => statusFieldBytes(status, field) / MiB);
 }
 
 async function child(mode: string): Promise<void> {
   const flags = MODES[mode];
   if (flags === undefined) throw new Error(`unknown mode ${mode}`);
   await import('../src/cli/run.js');
-  const rssBeforeMiB = statusMiB('VmRSS');
+  const [rssBeforeMiB] = ownStatusMiB('VmRSS');
   const mlockall = koffi.load('libc.so.6').func('int mlockall(int flags)') as (flags: number) => number;
   const result = mlockall(flags);
-  const lockedMiB = statusMiB('VmLck');
-  const rssAfterMiB = statusMiB('VmRSS');
+  const [rssAfterMiB, lockedMiB] = ownStatusMiB('VmRSS', 'VmLck');
   process.stdout.write(`${JSON.stringify({ mode, result, rssBeforeMiB, rssAfterMiB, lockedMiB })}\n`);
   // Garbage as a long run makes it: V8 grows its heap and gives pages back.
   let kept: Buffer[] = [];
@@ -41,7 +43,7 @@ async function child(mode: string): Promise<void> {
     if (kept.length > 4) kept = [];
     JSON.parse(JSON.stringify(Array.from({ length: 20_000 }, (_, i) => ({ i, text: `row ${i}` }))));
   }
-  process.stdout.write(`${JSON.stringify({ mode, garbage: 'survived', rssMiB: statusMiB('VmRSS') })}\n`);
+  process.stdout.write(`${JSON.stringify({ mode, garbage: 'survived', rssMiB: ownStatusMiB('VmRSS')[0] })}\n`);
 }
 
 function parent(): void {

@@ -19,6 +19,7 @@ import { benchPod, containerCgroup } from '../lib/bench-pods.js';
 import { throwIfInterrupted, trackChild } from '../lib/cleanup.js';
 import type { BenchPart, PartContext } from '../lib/part.js';
 import { distribution, fmt, MiB, type Distribution } from '../lib/stats.js';
+import { statusFieldBytes } from '../lib/proc-status.js';
 import type { SyncLoopInput, SyncLoopOutput } from '../workers/sync-loop.js';
 import { nodeOfThisHost } from '../../src/compose/this-host.js';
 
@@ -82,9 +83,8 @@ function sampleProcess(pid: number): { ticks: number; mainTicks: number; rssByte
   const ticks = cpuTicks(`/proc/${pid}/stat`);
   const mainTicks = cpuTicks(`/proc/${pid}/task/${pid}/stat`);
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? 0) * 1024;
   const wakeups = Number(/^voluntary_ctxt_switches:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  return { ticks, mainTicks, rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM'), wakeups };
+  return { ticks, mainTicks, rssBytes: statusFieldBytes(status, 'VmRSS'), peakRssBytes: statusFieldBytes(status, 'VmHWM'), wakeups };
 }
 
 /** The 110 pods of the footprint node in the stand-in, most with an idle process in its cgroup. */
