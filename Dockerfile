@@ -24,7 +24,8 @@ RUN npm run build
 FROM node:24.22.3-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
-# koffi's native library comes prebuilt inside its npm packages, so no compiler is needed here.
+# koffi's native library comes prebuilt inside its npm packages, so no compiler is needed here;
+# package.json's allowScripts lets koffi's install script check that it loads.
 # Type declarations and source maps are never read at run time; dropping them takes about a third
 # off node_modules. npm itself is removed afterwards: the agent never runs it, and it is the
 # largest thing left in the image that the agent does not use.
@@ -39,7 +40,10 @@ COPY --from=build /src/dist/native ./dist/native
 
 # The agent runs as root, and cannot do otherwise: it registers memory thresholds by writing the
 # host's cgroup.event_control, reads every pod's cgroup, and signals other containers' processes.
-# The DaemonSet runs it privileged with the host's PID namespace for the same reasons.
+# The DaemonSet runs it with the host's PID namespace, not privileged: every capability dropped but
+# KILL and DAC_READ_SEARCH, no-new-privs, the runtime's default seccomp profile and a read-only root
+# filesystem (docs/deployment.md); privileged is the documented fallback for hosts whose security
+# modules refuse even that.
 USER root
 
 # Kubernetes ignores HEALTHCHECK (the DaemonSet has its own probes); this serves `docker run`.

@@ -49,7 +49,8 @@ mkdir -p "$dest"
 cp "$repo_root/package.json" "$repo_root/package-lock.json" "$dest/"
 
 # As in the Dockerfile: production dependencies only, exactly as locked. Install scripts stay on
-# (whatever a user's npmrc says) because koffi's install step selects its prebuilt binary.
+# (whatever a user's npmrc says) for the packages package.json's allowScripts approves: koffi's
+# checks that its prebuilt binary loads, and builds one from source when it does not.
 # --prefer-offline and the silenced audit/fund notices change nothing in the installed tree.
 # Then the same pruning of type declarations and source maps, which nothing reads at run time.
 (
