@@ -19,7 +19,8 @@
 #   --console-log FILE keep the guest's kernel console there (printed anyway when the guest fails)
 #   --check            print why a guest cannot run here and exit 1, or print "ok" and exit 0
 #
-# The command runs as root in the guest's root cgroup, in the current directory, with stdin from
+# The command runs as root in the guest's root cgroup, in the current directory (a checkout or
+# directory under /tmp stays visible at its own path over the guest's own /tmp), with stdin from
 # /dev/null; its stdout and stderr arrive here on this script's stdout and stderr as it runs.
 # Exit status: the command's own; 124 after --timeout; 125 when the guest could not run it (the
 # kernel console is printed on stderr); 130/143 when interrupted. Whatever happens (timeout,
@@ -258,6 +259,16 @@ for share in "${shares[@]}"; do
   index=$((index + 1))
 done
 [[ "$ctl$PWD" != *[[:space:]]* ]] || die 'the current directory and TMPDIR must not contain spaces'
+# The guest mounts its own /tmp: a checkout there (or the command's directory) is kept visible.
+repo_root="$(cd "$script_dir/.." && pwd)"
+kept=''
+for keep in "$repo_root" "$PWD"; do
+  [[ "$keep" == /tmp/* ]] || continue
+  [[ -n "$kept" && ( "$keep" == "$kept" || "$keep" == "$kept"/* ) ]] && continue
+  [[ "$keep" != *[[:space:]]* ]] || die "cannot keep a path with spaces: $keep"
+  append+=" kea_keep=$keep"
+  kept="$keep"
+done
 
 for stream in stdout stderr; do mkfifo "$tmp/$stream.in" "$tmp/$stream.out"; done
 cat "$tmp/stdout.out" &

@@ -7,8 +7,9 @@
 # status into the control share and powers off. Whatever goes wrong, the machine powers off: the
 # host sees no exit status and prints the console log.
 #
-# The kernel command line carries `kea_ctl=<control dir>` and one `kea_share=<tag>:<path>` per
-# read-write share (the control directory is one of them).
+# The kernel command line carries `kea_ctl=<control dir>`, one `kea_share=<tag>:<path>` per
+# read-write share (the control directory is one of them), and one `kea_keep=<path>` per directory
+# under the host's /tmp that must stay visible over the guest's own /tmp (the checkout).
 
 export PATH=/bin
 
@@ -31,10 +32,12 @@ done
 
 ctl=''
 shares=''
+keeps=''
 for word in $(cat /proc/cmdline); do
   case "$word" in
     kea_ctl=*) ctl="${word#kea_ctl=}" ;;
     kea_share=*) shares="$shares ${word#kea_share=}" ;;
+    kea_keep=*) keeps="$keeps ${word#kea_keep=}" ;;
   esac
 done
 [ -n "$ctl" ] || fail 'no kea_ctl= on the kernel command line'
@@ -48,7 +51,18 @@ mount -t sysfs sysfs "$root/sys" || fail 'cannot mount /sys'
 mount -t devtmpfs devtmpfs "$root/dev" || fail 'cannot mount /dev'
 mount -t devpts devpts "$root/dev/pts" 2>/dev/null
 mount -t tmpfs -o mode=1777 tmpfs "$root/dev/shm" 2>/dev/null
+# The guest's /tmp is its own, but a checkout (or the command's directory) that lives under the
+# host's /tmp must stay visible at its own path: the host's /tmp is kept aside before the tmpfs
+# covers it, and each kept path is bound back from there, read-only like the rest of the root.
+if [ -n "$keeps" ]; then
+  mkdir -p /host-tmp
+  mount -o bind "$root/tmp" /host-tmp || fail 'cannot keep the host /tmp aside'
+fi
 mount -t tmpfs -o mode=1777 tmpfs "$root/tmp" || fail 'cannot mount /tmp'
+for keep in $keeps; do
+  mkdir -p "$root$keep" || fail "cannot make the mount point of $keep"
+  mount -o bind "/host-tmp${keep#/tmp}" "$root$keep" || fail "cannot keep $keep visible"
+done
 mount -t tmpfs -o mode=755 tmpfs "$root/run" 2>/dev/null
 mount -t cgroup2 cgroup2 "$root/sys/fs/cgroup" || fail 'cannot mount cgroup2 at /sys/fs/cgroup'
 echo '+cpu +memory +pids' >"$root/sys/fs/cgroup/cgroup.subtree_control" || fail 'cannot enable +cpu +memory +pids'
