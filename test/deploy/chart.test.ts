@@ -116,6 +116,22 @@ describe('helm lint and helm template (real helm)', () => {
     expect(objects.find((o) => o.kind === 'ClusterRoleBinding')?.subjects).toEqual([{ kind: 'ServiceAccount', name: sa?.metadata.name, namespace: 'kube-eviction-agent' }]);
   });
 
+  // The configuration's observe.source, as the agent reads it from the rendered ConfigMap, decides
+  // the one rule that depends on it.
+  const sourceRenderings = [...sets.map((set) => ({ name: set, args: args(set) })), { name: '--set config.observe.source=kubelet', args: ['--set', 'config.observe.source=kubelet'] }, { name: '--set config.observe=null', args: ['--set', 'config.observe=null'] }];
+  helmTest.each(sourceRenderings)('helm template with $name: the ClusterRole grants nodes/stats get exactly when the configured observe.source is kubelet', ({ args: renderArgs }) => {
+    const objects = renderChart(renderArgs);
+    const source = parseConfigText(configOf(objects), 'config.yaml').agent.observe.source;
+    const rules = (objects.find((o) => o.kind === 'ClusterRole') as KubeObject).rules as KubeObject[];
+    const stats = rules.filter((r) => (r.resources as string[]).includes('nodes/stats'));
+    expect({ source, stats }).toEqual({ source, stats: source === 'kubelet' ? [{ apiGroups: [''], resources: ['nodes/stats'], verbs: ['get'] }] : [] });
+  });
+
+  helmTest('the kubelet source is rendered at least once with the nodes/stats rule, and the defaults without it', () => {
+    const statsRule = (renderArgs: string[]): boolean => ((renderChart(renderArgs).find((o) => o.kind === 'ClusterRole') as KubeObject).rules as KubeObject[]).some((r) => (r.resources as string[]).includes('nodes/stats'));
+    expect([statsRule([]), statsRule(['--values', join(VALUE_SETS_DIR, 'kubelet-source-values.yaml')])]).toEqual([false, true]);
+  });
+
   helmTest('a value set changes what it names: image, names, labels, taint handling', () => {
     const objects = renderChart(['--values', join(VALUE_SETS_DIR, 'crio-dry-run-values.yaml')]);
     expect(objects.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([

@@ -111,8 +111,7 @@ describe('RBAC', () => {
         // Events
         'core/events:create',
         'core/events:patch',
-        // the kubelet's /stats/summary, for observe.source: kubelet
-        'core/nodes/stats:get',
+        // (no nodes/stats: the default observe.source is cgroupfs; test/deploy/chart.test.ts renders the kubelet source)
         // an evicted pod's ReplicaSet, for its Deployment (the eviction storm guard)
         'apps/replicasets:get',
       ].sort(),

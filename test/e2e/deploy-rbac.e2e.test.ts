@@ -18,7 +18,9 @@ interface PolicyRule {
   nonResourceURLs?: string[];
 }
 
-// Every right the agent uses, as `group/resource:verb` (core group empty), and the call that needs it.
+// Every right the agent uses with the manifest's configuration, as `group/resource:verb` (core group
+// empty), and the call that needs it. Not nodes/stats: only observe.source kubelet reads the kubelet's
+// /stats/summary, and the chart grants it only then (test/deploy/chart.test.ts).
 const EXPECTED_RIGHTS: Readonly<Record<string, string>> = {
   '/pods:get': 'the executor re-reads a pod right before acting on it',
   '/pods:list': 'the pod view lists the pods of its node (spec.nodeName field selector)',
@@ -33,7 +35,6 @@ const EXPECTED_RIGHTS: Readonly<Record<string, string>> = {
   '/nodes/status:patch': 'the agent\'s node conditions',
   '/events:create': 'Evicted, EvictionThresholdMet and TaintManagerEviction Events',
   '/events:patch': 'repeated Events',
-  '/nodes/stats:get': 'observe.source: kubelet reads the kubelet\'s /stats/summary',
   'apps/replicasets:get': 'the eviction storm guard names an evicted pod\'s Deployment from its ReplicaSet',
 };
 
@@ -102,6 +103,7 @@ const accessCases: AccessCase[] = [
   { name: 'delete events', attributes: { verb: 'delete', resource: 'events', namespace: 'app' }, allowed: false },
   { name: 'request service account tokens', attributes: { verb: 'create', resource: 'serviceaccounts', subresource: 'token', namespace: 'kube-system' }, allowed: false },
   { name: 'delete PodDisruptionBudgets', attributes: { verb: 'delete', resource: 'poddisruptionbudgets', group: 'policy', namespace: 'app' }, allowed: false },
+  { name: "read any node's kubelet stats (observe.source is cgroupfs)", attributes: { verb: 'get', resource: 'nodes', subresource: 'stats', name: 'node-a' }, allowed: false },
   { name: 'get a ReplicaSet', attributes: { verb: 'get', resource: 'replicasets', group: 'apps', namespace: 'app', name: 'web-5d4f8c' }, allowed: true },
   { name: 'list ReplicaSets', attributes: { verb: 'list', resource: 'replicasets', group: 'apps' }, allowed: false },
   { name: 'update ReplicaSets', attributes: { verb: 'update', resource: 'replicasets', group: 'apps', namespace: 'app', name: 'web-5d4f8c' }, allowed: false },
