@@ -2,10 +2,12 @@
 // would mount into its pod (bound to the agent's Pod, which is bound to node-a), may delete, evict
 // and write the status of pods on node-a, and write only its own conditions and taints on node-a and
 // Events from node-a; every one of those rights on node-b (and every other change to node-a) is
-// refused with a 403 carrying the policy's message. A token that names no node is refused
-// everything. The policies fail closed, and never touch what kubelets, controllers and
-// administrators do. Last, the real agent runs with such a token under the policies and does its
-// work (NoExecute taint evictions through the Eviction API, Events, DisruptionTarget) unhindered.
+// refused with a 403 carrying the policy's message, a change to metadata (labels, annotations,
+// finalizers, ownerReferences) included, through the Node, its status, a pod's status and Events
+// alike. A token that names no node is refused everything. The policies fail closed, and never
+// touch what kubelets, controllers and administrators do. Last, the real agent runs with such a
+// token under the policies and does its work (NoExecute taint evictions through the Eviction API,
+// Events, DisruptionTarget, its node conditions) unhindered.
 
 import { join } from 'node:path';
 import { nodeOfThisHost } from '../../src/compose/this-host.js';
@@ -15,7 +17,7 @@ import { serviceAccountToken } from './harness/agent-identity.js';
 import { REPO_ROOT } from './harness/binaries.js';
 import { applyObject, loadManifest, type ManifestObject } from './harness/manifest.js';
 import { startNodeScenario } from './harness/node-scenario.js';
-import { createNamespace, createPod, listEvents, setTaint, testPod } from './harness/objects.js';
+import { createNamespace, createPod, listEvents, nodeCondition, setTaint, testPod } from './harness/objects.js';
 import { agentPodOnNode, whoAmI, type AgentPod } from './harness/pod-bound-token.js';
 import { e2eSuite, type TestContext } from './harness/suite.js';
 import { waitFor } from './harness/wait.js';
@@ -100,12 +102,12 @@ function agentCondition(type: string, status = 'True'): Record<string, unknown> 
   return { status: { conditions: [{ type: `${PREFIX}${type}`, status, reason: 'Test', message: 'set by the test', lastHeartbeatTime: now, lastTransitionTime: now }] } };
 }
 
-function event(sourceHost: string, involvedObject: Record<string, string>, namespace = NS): Record<string, unknown> {
+function event(sourceHost: string, involvedObject: Record<string, string>, namespace = NS, metadata: Record<string, unknown> = {}): Record<string, unknown> {
   const now = new Date().toISOString();
   return {
     apiVersion: 'v1',
     kind: 'Event',
-    metadata: { name: `${involvedObject.name}.${Date.now().toString(16)}${Math.floor(Math.random() * 1e6).toString(16)}`, namespace },
+    metadata: { name: `${involvedObject.name}.${Date.now().toString(16)}${Math.floor(Math.random() * 1e6).toString(16)}`, namespace, ...metadata },
     involvedObject: { apiVersion: 'v1', ...involvedObject },
     reason: 'Evicted',
     message: 'set by the test',
@@ -157,6 +159,15 @@ suite.test('on its own node the agent may evict, delete and mark pods, write its
         }),
     },
     { name: 'an Eviction of a pod of node-a, naming its UID', send: () => agent.request('POST', `/api/v1/namespaces/${NS}/pods/a-pod/eviction`, { body: eviction('a-pod', uid['a-pod']) }) },
+    {
+      // The status strategy keeps the deletion timestamp the eviction set: the metadata is as it was.
+      name: 'the DisruptionTarget condition again, with a new message, on that pod now terminating',
+      send: () =>
+        agent.request('PATCH', `/api/v1/namespaces/${NS}/pods/a-pod/status`, {
+          contentType: CONTENT_TYPE.strategicMergePatch,
+          body: { metadata: { uid: uid['a-pod'] }, status: { conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'DeletionByTaintManager', message: 'Taint manager: deleting due to NoExecute taint' }] } },
+        }),
+    },
     { name: 'a DELETE of a pod of node-a', send: () => agent.request('DELETE', `/api/v1/namespaces/${NS}/pods/a-pod-2`, { body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: uid['a-pod-2'] } } }) },
     { name: 'its own condition on node-a', send: () => agent.request('PATCH', '/api/v1/nodes/node-a/status', { contentType: CONTENT_TYPE.strategicMergePatch, body: agentCondition('MemoryPressure') }) },
     {
@@ -167,7 +178,23 @@ suite.test('on its own node the agent may evict, delete and mark pods, write its
         return agent.request('PATCH', '/api/v1/nodes/node-a', { contentType: CONTENT_TYPE.mergePatch, body: { metadata: { resourceVersion: current.resourceVersion }, spec: { taints: [...current.taints, AGENT_TAINT] } } });
       },
     },
+    {
+      name: 'its own condition taken off node-a, every other one written back as read (cleanup)',
+      send: async () => {
+        const node = await admin.get<{ metadata: { resourceVersion: string }; status: { conditions: { type: string }[] } }>('/api/v1/nodes/node-a');
+        const conditions = node.status.conditions.filter((c) => !c.type.startsWith(PREFIX));
+        return agent.request('PATCH', '/api/v1/nodes/node-a/status', { contentType: CONTENT_TYPE.mergePatch, body: { metadata: { resourceVersion: node.metadata.resourceVersion }, status: { conditions } } });
+      },
+    },
+    { name: 'its own condition on node-a again', send: () => agent.request('PATCH', '/api/v1/nodes/node-a/status', { contentType: CONTENT_TYPE.strategicMergePatch, body: agentCondition('MemoryPressure', 'False') }) },
     { name: 'an Event about a pod, from node-a', send: () => agent.request('POST', `/api/v1/namespaces/${NS}/events`, { body: event('node-a', { kind: 'Pod', name: 'a-pod', namespace: NS, uid: uid['a-pod'] }) }) },
+    {
+      name: 'an annotated Event about a pod, from node-a (the Evicted Event names the offending containers)',
+      send: () =>
+        agent.request('POST', `/api/v1/namespaces/${NS}/events`, {
+          body: event('node-a', { kind: 'Pod', name: 'a-pod', namespace: NS, uid: uid['a-pod'] }, NS, { annotations: { offending_containers: 'app', offending_containers_usage: '300Mi', starved_resource: 'memory' } }),
+        }),
+    },
     { name: 'an Event about node-a', send: () => agent.request('POST', '/api/v1/namespaces/default/events', { body: event('node-a', { kind: 'Node', name: 'node-a', uid: 'node-a' }, 'default') }) },
   ];
   const outcomes: Record<string, string> = {};
@@ -177,11 +204,13 @@ suite.test('on its own node the agent may evict, delete and mark pods, write its
   }
   expect(outcomes).toEqual(Object.fromEntries(requests.map((r) => [r.name, 'allowed'])));
   // What was written is there.
-  const aPod = await admin.get<{ metadata: { deletionTimestamp?: string }; status: { conditions?: { type: string }[] } }>(`/api/v1/namespaces/${NS}/pods/a-pod`);
+  const aPod = await admin.get<{ metadata: { deletionTimestamp?: string }; status: { conditions?: { type: string; reason?: string }[] } }>(`/api/v1/namespaces/${NS}/pods/a-pod`);
   expect(aPod.metadata.deletionTimestamp).toBeDefined();
-  expect(aPod.status.conditions?.map((c) => c.type)).toContain('DisruptionTarget');
+  expect(aPod.status.conditions?.find((c) => c.type === 'DisruptionTarget')?.reason).toBe('DeletionByTaintManager');
   expect((await admin.request('GET', `/api/v1/namespaces/${NS}/pods/a-pod-2`)).status).toBe(404);
   expect((await nodeTaints(admin, 'node-a')).taints.map((t) => t.key)).toEqual([ADMIN_TAINT.key, AGENT_TAINT.key]);
+  const nodeA = await admin.get<{ status: { conditions: { type: string; status: string }[] } }>('/api/v1/nodes/node-a');
+  expect(nodeA.status.conditions.map((c) => `${c.type}=${c.status}`).sort()).toEqual(['Ready=True', `${PREFIX}MemoryPressure=False`]);
   // And it may take its taint off again.
   const tainted = await nodeTaints(admin, 'node-a');
   const removed = await agent.request('PATCH', '/api/v1/nodes/node-a', { contentType: CONTENT_TYPE.mergePatch, body: { metadata: { resourceVersion: tainted.resourceVersion }, spec: { taints: [ADMIN_TAINT] } } });
@@ -193,6 +222,41 @@ interface Refusal {
   readonly policy: string;
   readonly send: (world: World, admin: ApiClient) => Promise<ApiResponse>;
   readonly message: string;
+}
+
+// A stolen token's ways into an object's metadata: what the garbage collector acts on
+// (ownerReferences: the Node goes with the Namespace that "owns" it), what blocks a deletion
+// (finalizers), what schedulers and admission trust (labels, such as node-restriction.kubernetes.io/,
+// which NodeRestriction keeps even kubelets from setting), and annotations.
+const FINALIZER = 'example.com/keep';
+
+async function metadataField(admin: ApiClient): Promise<Record<'labels' | 'annotations' | 'finalizers' | 'ownerReferences', unknown>> {
+  const namespace = await admin.get<{ metadata: { uid: string } }>(`/api/v1/namespaces/${NS}`);
+  return {
+    labels: { 'node-restriction.kubernetes.io/pool': 'trusted' },
+    annotations: { 'example.com/owner': 'someone-else' },
+    finalizers: [FINALIZER],
+    ownerReferences: [{ apiVersion: 'v1', kind: 'Namespace', name: NS, uid: namespace.metadata.uid }],
+  };
+}
+
+function nodeMetadata(field: string): string {
+  return `kube-eviction-agent may change no metadata of node node-a (labels, annotations, finalizers, ownerReferences or any other): this request changes ${field}`;
+}
+
+function podMetadata(name: string): (field: string) => string {
+  return (field) => `kube-eviction-agent may change no metadata of pod ${NS}/${name} (labels, annotations, finalizers, ownerReferences or any other): this request changes ${field}`;
+}
+
+/** One refusal per metadata field, each a merge patch of that field alone to `path`. */
+function metadataRefusals(path: string, where: string, policy: string, message: (field: string) => string): Refusal[] {
+  const article = { labels: 'a label', annotations: 'an annotation', finalizers: 'a finalizer', ownerReferences: 'an ownerReference' } as const;
+  return (Object.keys(article) as (keyof typeof article)[]).map((field) => ({
+    name: `${article[field]} on ${where} (${path.replace('/api/v1/', '')})`,
+    policy,
+    send: async ({ agent }, admin) => agent.request('PATCH', path, { contentType: CONTENT_TYPE.mergePatch, body: { metadata: { [field]: (await metadataField(admin))[field] } } }),
+    message: message(field),
+  }));
 }
 
 const refusals: Refusal[] = [
@@ -242,14 +306,22 @@ const refusals: Refusal[] = [
     name: 'a label on node-a',
     policy: 'kube-eviction-agent-node',
     send: ({ agent }) => agent.request('PATCH', '/api/v1/nodes/node-a', { contentType: CONTENT_TYPE.mergePatch, body: { metadata: { labels: { 'node-role.kubernetes.io/control-plane': '' } } } }),
-    message: `kube-eviction-agent may change only its own taints (${PREFIX}...) on node node-a: not its labels, annotations or the rest of its spec`,
+    message: nodeMetadata('labels'),
   },
   {
     name: 'cordoning node-a',
     policy: 'kube-eviction-agent-node',
     send: ({ agent }) => agent.request('PATCH', '/api/v1/nodes/node-a', { contentType: CONTENT_TYPE.mergePatch, body: { spec: { unschedulable: true } } }),
-    message: `kube-eviction-agent may change only its own taints (${PREFIX}...) on node node-a: not its labels, annotations or the rest of its spec`,
+    message: `kube-eviction-agent may change only its own taints (${PREFIX}...) in the spec of node node-a: this request changes unschedulable`,
   },
+  {
+    name: "node-a's providerID",
+    policy: 'kube-eviction-agent-node',
+    send: ({ agent }) => agent.request('PATCH', '/api/v1/nodes/node-a', { contentType: CONTENT_TYPE.mergePatch, body: { spec: { providerID: 'example://node-a' } } }),
+    message: `kube-eviction-agent may change only its own taints (${PREFIX}...) in the spec of node node-a: this request changes providerID`,
+  },
+  ...metadataRefusals('/api/v1/nodes/node-a', 'the Node', 'kube-eviction-agent-node', nodeMetadata),
+  ...metadataRefusals('/api/v1/nodes/node-a/status', 'the status of the Node', 'kube-eviction-agent-node', nodeMetadata),
   {
     name: "removing the administrator's taint from node-a",
     policy: 'kube-eviction-agent-node',
@@ -266,13 +338,32 @@ const refusals: Refusal[] = [
     name: "the kubelet's Ready condition on node-a",
     policy: 'kube-eviction-agent-node',
     send: ({ agent }) => agent.request('PATCH', '/api/v1/nodes/node-a/status', { contentType: CONTENT_TYPE.strategicMergePatch, body: { status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Test' }] } } }),
-    message: `kube-eviction-agent may write only its own conditions (${PREFIX}...) in the status of node node-a`,
+    message: `kube-eviction-agent may write only its own conditions (${PREFIX}...) in the status of node node-a: this request changes conditions`,
   },
   {
     name: "node-a's capacity",
     policy: 'kube-eviction-agent-node',
     send: ({ agent }) => agent.request('PATCH', '/api/v1/nodes/node-a/status', { contentType: CONTENT_TYPE.mergePatch, body: { status: { capacity: { memory: '1Ti' } } } }),
-    message: `kube-eviction-agent may write only its own conditions (${PREFIX}...) in the status of node node-a`,
+    message: `kube-eviction-agent may write only its own conditions (${PREFIX}...) in the status of node node-a: this request changes capacity`,
+  },
+  {
+    name: "the volumes in use on node-a (a field of the status no rule names)",
+    policy: 'kube-eviction-agent-node',
+    send: ({ agent }) => agent.request('PATCH', '/api/v1/nodes/node-a/status', { contentType: CONTENT_TYPE.mergePatch, body: { status: { volumesInUse: ['kubernetes.io/csi/example.com^volume-1'] } } }),
+    message: `kube-eviction-agent may write only its own conditions (${PREFIX}...) in the status of node node-a: this request changes volumesInUse`,
+  },
+  ...metadataRefusals(`/api/v1/namespaces/${NS}/pods/a-pod-3/status`, 'the status of a pod of node-a', 'kube-eviction-agent-pods', podMetadata('a-pod-3')).filter((r) => !r.name.startsWith('an ownerReference')),
+  {
+    name: 'a condition other than DisruptionTarget on a pod of node-a',
+    policy: 'kube-eviction-agent-pods',
+    send: ({ agent }) => agent.request('PATCH', `/api/v1/namespaces/${NS}/pods/a-pod-3/status`, { contentType: CONTENT_TYPE.strategicMergePatch, body: { status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Test' }] } } }),
+    message: `kube-eviction-agent may write only the DisruptionTarget condition in the status of pod ${NS}/a-pod-3: this request changes conditions`,
+  },
+  {
+    name: 'the phase of a pod of node-a',
+    policy: 'kube-eviction-agent-pods',
+    send: ({ agent }) => agent.request('PATCH', `/api/v1/namespaces/${NS}/pods/a-pod-3/status`, { contentType: CONTENT_TYPE.strategicMergePatch, body: { status: { phase: 'Failed' } } }),
+    message: `kube-eviction-agent may write only the DisruptionTarget condition in the status of pod ${NS}/a-pod-3: this request changes phase`,
   },
   {
     name: 'an Event from node-b',
@@ -286,12 +377,30 @@ const refusals: Refusal[] = [
     send: ({ agent }) => agent.request('POST', '/api/v1/namespaces/default/events', { body: event('node-a', { kind: 'Node', name: 'node-b', uid: 'node-b' }, 'default') }),
     message: 'kube-eviction-agent on node node-a may record Events about its own Node only, not node node-b',
   },
+  ...(['labels', 'finalizers', 'ownerReferences'] as const).map(
+    (field): Refusal => ({
+      name: `an Event from node-a with ${field}`,
+      policy: 'kube-eviction-agent-events',
+      send: async ({ agent }, admin) => agent.request('POST', `/api/v1/namespaces/${NS}/events`, { body: event('node-a', { kind: 'Pod', name: 'a-pod-3', namespace: NS }, NS, { [field]: (await metadataField(admin))[field] }) }),
+      message: `kube-eviction-agent may give an Event only a name, a namespace and annotations, not ${field}`,
+    }),
+  ),
+  {
+    name: 'a finalizer on an Event from node-a',
+    policy: 'kube-eviction-agent-events',
+    send: async ({ agent }, admin) => {
+      const recorded = await admin.create<{ metadata: { name: string } }>(`/api/v1/namespaces/${NS}/events`, event('node-a', { kind: 'Pod', name: 'a-pod-3', namespace: NS }, NS, { name: 'a-pod-3.recorded' }));
+      return agent.request('PATCH', `/api/v1/namespaces/${NS}/events/${recorded.metadata.name}`, { contentType: CONTENT_TYPE.mergePatch, body: { metadata: { finalizers: [FINALIZER] } } });
+    },
+    message: `kube-eviction-agent may change no metadata of Event ${NS}/a-pod-3.recorded: this request changes finalizers`,
+  },
 ];
 
 suite.test("everywhere else every right is refused with a 403 carrying the policy's message, and nothing changes (real kube-apiserver, ValidatingAdmissionPolicy)", async (context) => {
   const w = await setUp(context);
   const { admin } = context;
-  const nodeABefore = await admin.get<{ metadata: { labels: Record<string, string> }; spec: unknown; status: { capacity: unknown; conditions: unknown } }>('/api/v1/nodes/node-a');
+  const nodeABefore = await admin.get<{ metadata: Record<string, unknown> & { labels: Record<string, string> }; spec: unknown; status: { capacity: unknown; conditions: unknown; volumesInUse?: unknown } }>('/api/v1/nodes/node-a');
+  const podBefore = await admin.get<{ metadata: Record<string, unknown>; status: Record<string, unknown> }>(`/api/v1/namespaces/${NS}/pods/a-pod-3`);
   const nodeBBefore = await admin.get<{ spec: unknown; status: { conditions?: unknown } }>('/api/v1/nodes/node-b');
   const outcomes: Record<string, string> = {};
   for (const refusal of refusals) {
@@ -309,8 +418,30 @@ suite.test("everywhere else every right is refused with a 403 carrying the polic
   const nodeA = await admin.get<typeof nodeABefore>('/api/v1/nodes/node-a');
   expect({ labels: nodeA.metadata.labels, spec: nodeA.spec, capacity: nodeA.status.capacity }).toEqual({ labels: nodeABefore.metadata.labels, spec: nodeABefore.spec, capacity: nodeABefore.status.capacity });
   expect((nodeA.status.conditions as { type: string; status: string }[]).find((c) => c.type === 'Ready')?.status).toBe('True');
+  // Not one write reached the metadata of node-a or of its pod: same resourceVersion, same fields.
+  const metadataOf = (m: Record<string, unknown>): unknown => ({ ...m, managedFields: undefined });
+  expect(metadataOf(nodeA.metadata)).toEqual(metadataOf(nodeABefore.metadata));
+  expect(nodeA.status.volumesInUse).toEqual(nodeABefore.status.volumesInUse);
+  const pod = await admin.get<typeof podBefore>(`/api/v1/namespaces/${NS}/pods/a-pod-3`);
+  expect({ metadata: metadataOf(pod.metadata), status: pod.status }).toEqual({ metadata: metadataOf(podBefore.metadata), status: podBefore.status });
+  const recorded = await admin.get<{ metadata: { finalizers?: string[] } }>(`/api/v1/namespaces/${NS}/events/a-pod-3.recorded`);
+  expect(recorded.metadata.finalizers).toBeUndefined();
+  expect((await admin.get<{ items: { metadata: Record<string, unknown> }[] }>(`/api/v1/namespaces/${NS}/events`)).items.filter((e) => ['labels', 'finalizers', 'ownerReferences'].some((k) => k in e.metadata))).toEqual([]);
   const nodeB = await admin.get<typeof nodeBBefore>('/api/v1/nodes/node-b');
   expect({ spec: nodeB.spec, conditions: nodeB.status.conditions }).toEqual({ spec: nodeBBefore.spec, conditions: nodeBBefore.status.conditions });
+});
+
+suite.test("an ownerReference sent to a pod's status is dropped by the API server before admission sees it: the write changes nothing (real kube-apiserver)", async (context) => {
+  const { agent } = await setUp(context);
+  const { admin } = context;
+  const before = await admin.get<{ metadata: { resourceVersion: string; ownerReferences?: unknown[] } }>(`/api/v1/namespaces/${NS}/pods/a-pod-3`);
+  const { ownerReferences } = await metadataField(admin);
+  const response = await agent.request('PATCH', `/api/v1/namespaces/${NS}/pods/a-pod-3/status`, { contentType: CONTENT_TYPE.mergePatch, body: { metadata: { ownerReferences } } });
+  expect(response.status === 200 ? '' : describe(response)).toBe('');
+  const after = await admin.get<typeof before>(`/api/v1/namespaces/${NS}/pods/a-pod-3`);
+  expect(after.metadata.ownerReferences).toBeUndefined();
+  // Not even written: the pod status strategy puts the owner references back, and an update that changes nothing is not stored.
+  expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
 });
 
 suite.test('a token of the agent that names no node is refused every write, even on node-a (real kube-apiserver, ValidatingAdmissionPolicy)', async (context) => {
@@ -427,7 +558,7 @@ logLevel: debug
 
 const NO_EXECUTE = { key: 'e2e.kube-eviction-agent.io/maintenance', value: 'true', effect: 'NoExecute' } as const;
 
-suite.test('the agent itself, with its pod-bound token, does its work under the policies: a NoExecute taint eviction through the Eviction API, its Events and the DisruptionTarget condition (real kube-apiserver)', async (context) => {
+suite.test('the agent itself, with its pod-bound token, does its work under the policies: a NoExecute taint eviction through the Eviction API, its Events, the DisruptionTarget condition and its node conditions (real kube-apiserver)', async (context) => {
   await setUp(context);
   const { admin, identity } = context;
   let token = '';
@@ -451,6 +582,8 @@ suite.test('the agent itself, with its pod-bound token, does its work under the 
   );
   expect(events.map((e) => e.involvedObject.name)).toEqual(['intolerant']);
   expect(scenario.pods.first('intolerant', (p) => p.status?.conditions?.some((c) => c.type === 'DisruptionTarget') === true)).toBeDefined();
+  // Its node conditions, through nodes/status, under the metadata and status rules.
+  await waitFor(async () => (await nodeCondition(admin, 'node-agent', `${PREFIX}MemoryPressure`))?.status === 'False', { what: "the agent's MemoryPressure condition on node-agent", timeoutMs: 10_000 });
   // Not one of its requests was refused.
   const refusedLines = agent.log.lines.filter((l) => /\b(403|422)\b|forbidden|ValidatingAdmissionPolicy/i.test(JSON.stringify(l)));
   expect(refusedLines).toEqual([]);
