@@ -122,7 +122,8 @@ function stringSchema(path: readonly string[]): JsonSchema {
   const only = /^only "((?:[^"\\]|\\.)*)" is supported/.exec(wrong ?? '');
   if (only !== null) return { type: 'string', enum: [only[1]] };
   const schema: JsonSchema = { type: 'string' };
-  if (/must be an absolute path/.test(wrong ?? '')) schema.pattern = '^/';
+  // An absolute path; one that also takes "" (observe.kubeletTokenFile: no token) says so.
+  if (/must be an absolute path/.test(wrong ?? '')) schema.pattern = validatorMessages(path, '').length === 0 ? '^(/|$)' : '^/';
   if (validatorMessages(path, ' ').includes('must not be empty')) schema.pattern = schema.pattern ?? '\\S';
   return schema;
 }

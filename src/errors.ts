@@ -6,6 +6,8 @@ export const ERROR_CODES = {
   EVA_ERR_CONFIG_INVALID: 'The configuration is invalid',
   EVA_ERR_CONFIG_YAML: 'The configuration file is not valid YAML',
   EVA_ERR_CONFIG_READ: 'The configuration file cannot be read',
+  EVA_ERR_CONFIG_HELD: 'A reloaded configuration was held back: its thresholds would evict on the node as it stands',
+  EVA_ERR_THRESHOLD_NEAR_WHOLE: 'A percentage threshold is within 0.1 % of the whole capacity: it is met on (nearly) every pass',
   EVA_ERR_REPLAY_INPUT: 'A replay input line is invalid',
   EVA_ERR_NATIVE: 'A system call failed',
   EVA_ERR_OBSERVE: 'The node cannot be observed',

@@ -34,8 +34,16 @@ export interface ObserveSettings {
    */
   readonly podCgroupRoot: string;
   readonly kubeletUrl: string;
-  /** Read from the agent's own filesystem (not under `hostRoot`): usually its service-account token. */
-  readonly kubeletTokenFile: string;
+  /**
+   * Read from the agent's own filesystem (not under `hostRoot`): usually its service-account
+   * token. Null (`""` in the file): no token is sent.
+   */
+  readonly kubeletTokenFile: string | null;
+  /**
+   * Whether the token may be sent over plain http to a loopback `kubeletUrl` (127.0.0.0/8, ::1,
+   * localhost). Over http to any other host it is never sent: the configuration is refused.
+   */
+  readonly allowTokenOverHttpLoopback: boolean;
   readonly kubeletInsecureSkipVerify: boolean;
   /**
    * The PEM bundle the kubelet's serving certificate is verified with, a host path read under
@@ -142,6 +150,16 @@ export interface StormGuardSettings {
   readonly owners: { readonly eventThreshold: number; readonly windowMs: number; readonly taintCoolDownMs: number };
 }
 
+/** How a hot reload of the configuration file is applied. */
+export interface ConfigReloadSettings {
+  /**
+   * Apply a reloaded file whose thresholds the node's latest observation already meets (where
+   * the configuration in force meets none on the same signal as soon): it would evict as soon as
+   * it is applied. Off: such a reload is held back and reported. Read from the file being loaded.
+   */
+  readonly applyThresholdsThatEvictNow: boolean;
+}
+
 /** The metrics and health endpoint. */
 export interface ServerSettings {
   /** The address to bind (`0.0.0.0` for every interface, `127.0.0.1` for this host only). */
@@ -164,6 +182,7 @@ export interface AgentSettings {
   readonly taintEviction: TaintEvictionSettings;
   readonly oomKills: OomKillSettings;
   readonly stormGuard: StormGuardSettings;
+  readonly configReload: ConfigReloadSettings;
   readonly server: ServerSettings;
   readonly logLevel: LogLevel;
 }

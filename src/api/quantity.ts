@@ -1,6 +1,8 @@
 // Kubernetes resource quantities, exact: parsing (the apimachinery grammar), comparison and the
 // canonical string form the kubelet prints in its eviction messages (`1536Mi`, `2Gi`, `1200`).
 // Values are held as BigInt nano-units, so decimal comparisons are exact, never floating point.
+// Parsing is bounded in cost: a quantity's digits and magnitude are checked before any power of
+// ten is computed, so no string (`1e400000000`) can hold the loop that reloads and evicts.
 
 /** How a quantity prints, as in apimachinery: the suffix family of the string it was parsed from. */
 export type QuantityFormat = 'BinarySI' | 'DecimalSI' | 'DecimalExponent';
@@ -12,6 +14,22 @@ export interface Quantity {
 }
 
 const NANOS_PER_UNIT = 1_000_000_000n;
+
+/**
+ * The largest magnitude a quantity may have, in units (bytes, inodes, PIDs): 2^63-1, the int64
+ * that apimachinery's `Value()` returns and that it caps every parsed quantity at. A larger one is
+ * refused rather than capped: a threshold silently turned into 2^63-1 bytes would be met always.
+ */
+export const MAX_QUANTITY_VALUE = (1n << 63n) - 1n;
+const MAX_QUANTITY_NANOS = MAX_QUANTITY_VALUE * NANOS_PER_UNIT;
+/** The most digits a quantity's number may have as written (a 2^63-1 with nano precision has 28). */
+export const MAX_QUANTITY_DIGITS = 64;
+// apimachinery reads an `e` exponent as an int32; a longer one is a suffix error there too.
+const INT32_MAX = 2 ** 31 - 1;
+// 2^63-1 has 19 integer digits: a number with more is out of range whatever its binary suffix.
+const MAX_INTEGER_DIGITS = MAX_QUANTITY_VALUE.toString().length;
+// Below 10^-(9+19), even times 2^60 (Ei), a value is under a nano: it rounds without being computed.
+const MIN_SIGNIFICANT_POSITION = -(9 + 19);
 
 const binarySuffixes: Readonly<Record<string, bigint>> = {
   Ki: 1n << 10n,
@@ -80,26 +98,45 @@ function parseQuantityText(raw: string): Quantity {
   const match = quantityPattern.exec(raw);
   if (raw.length === 0 || match === null || !apimachineryPattern.test(raw)) throw new QuantityParseError(FORMAT_ERROR);
   const [, sign, digits, suffix] = match as unknown as [string, string, string, string];
-  const [whole, fraction = ''] = digits.split('.');
-  // The number as an integer mantissa and a power-of-ten scale: 1.25 -> 125, -2.
-  const mantissa = BigInt((whole ?? '') + fraction || '0') * (sign === '-' ? -1n : 1n);
-  const scale = -fraction.length;
+  const [whole = '', fraction = ''] = digits.split('.');
+  if (whole.length + fraction.length > MAX_QUANTITY_DIGITS) throw new QuantityParseError(`quantities may have at most ${MAX_QUANTITY_DIGITS} digits`);
 
+  // The suffix as a binary factor and a power of ten, checked before anything is computed.
   let format: QuantityFormat;
-  let nanos: bigint;
+  let factor = 1n;
+  let exponent10: number;
   if (suffix in binarySuffixes) {
     format = 'BinarySI';
-    nanos = scaleToNanos(mantissa * (binarySuffixes[suffix] as bigint), scale);
+    factor = binarySuffixes[suffix] as bigint;
+    exponent10 = 0;
   } else if (suffix in decimalSuffixes) {
     format = 'DecimalSI';
-    nanos = scaleToNanos(mantissa, scale + (decimalSuffixes[suffix] as number));
-  } else if (/^[eE][+-]?\d+$/.test(suffix)) {
+    exponent10 = decimalSuffixes[suffix] as number;
+  } else if (/^[eE][+-]?\d+$/.test(suffix) && Math.abs(Number(suffix.slice(1))) <= INT32_MAX) {
     format = 'DecimalExponent';
-    nanos = scaleToNanos(mantissa, scale + Number(suffix.slice(1)));
+    exponent10 = Number(suffix.slice(1));
   } else {
     throw new QuantityParseError('unable to parse quantity\'s suffix');
   }
+
+  // The number as an integer mantissa and a power-of-ten scale: 1.25 -> 125, -2.
+  const significant = (whole + fraction).replace(/^0+/, '');
+  const scale = exponent10 - fraction.length;
+  // How many integer digits the value has before the binary factor (0.05 -> -1, 123 -> 3).
+  const position = significant.length + scale;
+  if (significant !== '' && position > MAX_INTEGER_DIGITS) throw tooLarge();
+  const negative = sign === '-';
+  let nanos: bigint;
+  if (significant === '') nanos = 0n;
+  // Far below a nano: rounded as the exact division would round it, without computing 10^-scale.
+  else if (position < MIN_SIGNIFICANT_POSITION) nanos = negative ? 0n : 1n;
+  else nanos = scaleToNanos(BigInt(significant) * factor * (negative ? -1n : 1n), scale);
+  if (nanos > MAX_QUANTITY_NANOS || nanos < -MAX_QUANTITY_NANOS) throw tooLarge();
   return { nanos, format };
+}
+
+function tooLarge(): QuantityParseError {
+  return new QuantityParseError(`quantity too large: at most ${MAX_QUANTITY_VALUE} (2^63-1, the int64 a Kubernetes quantity's value is held in)`);
 }
 
 function scaleToNanos(mantissa: bigint, exponent: number): bigint {

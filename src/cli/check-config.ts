@@ -1,9 +1,10 @@
 // `kube-eviction-agent check-config FILE`: prints the effective thresholds (defaults applied,
-// allocatable copies shown), or every problem found; exits non-zero on an invalid file.
+// allocatable copies shown, any met on every pass called out first), or every problem found;
+// exits non-zero on an invalid file.
 
 import type { Writable } from 'node:stream';
 import type { Command } from 'commander';
-import { formatConfigErrors, formatEffectiveThresholds } from '../config/effective-table.js';
+import { formatConfigErrors, formatEffectiveThresholds, formatNearWholeThresholds } from '../config/effective-table.js';
 import { loadConfigFile } from '../config/load.js';
 import { ConfigError, formatConfigProblem } from '../errors.js';
 
@@ -11,7 +12,9 @@ import { ConfigError, formatConfigProblem } from '../errors.js';
 export async function checkConfig(file: string, out: Writable, err: Writable): Promise<number> {
   try {
     const loaded = await loadConfigFile(file);
-    out.write(`${file}: valid ${loaded.kind}\n\n${formatEffectiveThresholds(loaded)}\n`);
+    // Valid, as the kubelet would take it, but first on the page: such a threshold evicts continuously.
+    const nearWhole = formatNearWholeThresholds(loaded);
+    out.write(`${file}: valid ${loaded.kind}\n\n${nearWhole === '' ? '' : `${nearWhole}\n`}${formatEffectiveThresholds(loaded)}\n`);
     if (loaded.warnings.length > 0) {
       out.write(`\nwarnings:\n${loaded.warnings.map((w) => `  ${formatConfigProblem(w)}`).join('\n')}\n`);
     }

@@ -1,11 +1,12 @@
 // One handler table per section of the agent's own settings (observe, notifier, actions,
-// reporting, taintEviction, oomKills, stormGuard, server): which keys each section has, how each value is read, and
+// reporting, taintEviction, oomKills, stormGuard, configReload, server): which keys each section has, how each value is read, and
 // where it lands in the settings being built. Cross-field rules are agent-settings.ts's.
 
 import { isIP } from 'node:net';
 import type {
   ActionSettings,
   CgroupDriverSetting,
+  ConfigReloadSettings,
   NotifierModeSetting,
   NotifierSettings,
   ObserveSettings,
@@ -29,8 +30,11 @@ type Handlers = Readonly<Record<string, EntryHandler>>;
 const QUALIFIED_NAME = /^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 export const DNS_SUBDOMAIN = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/;
 
-/** `observe`; `containerFsPathSet` records whether the file named a containerfs path. */
-export function observeSection(r: SettingReaders, reader: ConfigReader, observe: Mutable<ObserveSettings>, containerFsPathSet: () => void): Handlers {
+/**
+ * `observe`; `containerFsPathSet` records whether the file named a containerfs path, `onKubeletUrl`
+ * keeps the entry the token check points at.
+ */
+export function observeSection(r: SettingReaders, reader: ConfigReader, observe: Mutable<ObserveSettings>, containerFsPathSet: () => void, onKubeletUrl: (entry: MapEntry) => void = () => {}): Handlers {
   const path = (assign: (value: string) => void): EntryHandler => (e) => r.absolutePath(e, assign);
   return {
     source: r.oneOf<ObserveSource>(['cgroupfs', 'kubelet'], (v) => (observe.source = v)),
@@ -48,6 +52,7 @@ export function observeSection(r: SettingReaders, reader: ConfigReader, observe:
     // Joined under the cgroup mount: it must not climb out of the hierarchy.
     podCgroupRoot: (e) => r.matching(e, (v) => !v.split('/').includes('..'), 'a cgroup path inside the hierarchy (no "..")', (v) => (observe.podCgroupRoot = v)),
     kubeletUrl: (e) => {
+      onKubeletUrl(e);
       const value = reader.string(e.valueNode, e.field, '"https://127.0.0.1:10250"');
       if (value === undefined) return;
       if (!URL.canParse(value) || !['http:', 'https:'].includes(new URL(value).protocol)) {
@@ -56,7 +61,12 @@ export function observeSection(r: SettingReaders, reader: ConfigReader, observe:
       }
       observe.kubeletUrl = value;
     },
-    kubeletTokenFile: path((v) => (observe.kubeletTokenFile = v)),
+    kubeletTokenFile: (e) => {
+      // "" sends no token: a kubelet reached without one (plain http on a test node, say).
+      if (reader.string(e.valueNode, e.field, 'an absolute path, or "" for no token') === '') observe.kubeletTokenFile = null;
+      else r.absolutePath(e, (v) => (observe.kubeletTokenFile = v));
+    },
+    allowTokenOverHttpLoopback: (e) => r.bool(e, (v) => (observe.allowTokenOverHttpLoopback = v)),
     kubeletInsecureSkipVerify: (e) => r.bool(e, (v) => (observe.kubeletInsecureSkipVerify = v)),
     kubeletCaFile: path((v) => (observe.kubeletCaFile = v)),
     diskUsageInterval: (e) => r.duration(e, (ms) => (observe.diskUsageIntervalMs = ms)),
@@ -166,6 +176,12 @@ export function stormGuardSection(r: SettingReaders, reader: ConfigReader, storm
   return {
     softEvictionBudget: (e) => reader.section(e.valueNode, e.field, budget),
     owners: (e) => reader.section(e.valueNode, e.field, owners),
+  };
+}
+
+export function configReloadSection(r: SettingReaders, configReload: Mutable<ConfigReloadSettings>): Handlers {
+  return {
+    applyThresholdsThatEvictNow: (e) => r.bool(e, (v) => (configReload.applyThresholdsThatEvictNow = v)),
   };
 }
 

@@ -1,14 +1,16 @@
 // The agent's own sections of an AgentConfiguration (observe, notifier, actions, reporting,
-// taintEviction, oomKills, stormGuard, server, and the top-level nodeName, housekeepingInterval and logLevel): read,
+// taintEviction, oomKills, stormGuard, configReload, server, and the top-level nodeName, housekeepingInterval and logLevel): read,
 // validated and defaulted into AgentSettings, the one validation they get. Unknown keys are
 // errors at every level, so a typo is never silently ignored. Host paths stay as the host spells
 // them; the adapters read them under `observe.hostRoot`.
 
 import type { Node } from 'yaml';
-import type { AgentSettings, LogLevel, NotifierSettings } from '../api/agent-settings.js';
+import type { AgentSettings, LogLevel, NotifierSettings, ObserveSettings } from '../api/agent-settings.js';
+import { isLoopbackHost } from '../api/loopback-host.js';
 import { podCgroupRootForDriver } from '../host/pod-cgroup-names.js';
 import {
   actionsSection,
+  configReloadSection,
   DNS_SUBDOMAIN,
   notifierSection,
   observeSection,
@@ -24,7 +26,7 @@ import { defaultAgentSettings } from './defaults.js';
 import { SettingReaders } from './setting-readers.js';
 
 /** The top-level keys of an AgentConfiguration that are the agent's (the rest are the kubelet's). */
-export const AGENT_FIELDS = ['nodeName', 'housekeepingInterval', 'observe', 'notifier', 'actions', 'reporting', 'taintEviction', 'oomKills', 'stormGuard', 'server', 'logLevel'] as const;
+export const AGENT_FIELDS = ['nodeName', 'housekeepingInterval', 'observe', 'notifier', 'actions', 'reporting', 'taintEviction', 'oomKills', 'stormGuard', 'configReload', 'server', 'logLevel'] as const;
 
 export function isAgentField(key: string): boolean {
   return (AGENT_FIELDS as readonly string[]).includes(key);
@@ -38,11 +40,17 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
   // Kept to point the cross-field notifier checks at the right lines.
   const notifierNodes: NotifierNodes = { window: null, stall: null, fastCheckMin: null, fastCheckMax: null };
   const stormGuardNode: { node: Node | null } = { node: null };
+  const kubeletUrlNode: { node: Node | null } = { node: null };
 
   const topHandlers: Record<(typeof AGENT_FIELDS)[number], EntryHandler> = {
     nodeName: (e) => r.matching(e, (v) => DNS_SUBDOMAIN.test(v) && v.length <= 253, 'a node name (a lowercase DNS subdomain)', (v) => (settings.nodeName = v)),
     housekeepingInterval: (e) => r.duration(e, (ms) => (settings.housekeepingIntervalMs = ms)),
-    observe: (e) => reader.section(e.valueNode, e.field, observeSection(r, reader, settings.observe, () => (containerFsPathSet = true))),
+    observe: (e) =>
+      reader.section(
+        e.valueNode,
+        e.field,
+        observeSection(r, reader, settings.observe, () => (containerFsPathSet = true), (entry) => (kubeletUrlNode.node = entry.valueNode)),
+      ),
     notifier: (e) => reader.section(e.valueNode, e.field, notifierSection(r, reader, settings.notifier, (key, entry) => (notifierNodes[key] = entry.valueNode))),
     actions: (e) => reader.section(e.valueNode, e.field, actionsSection(r, settings.actions)),
     reporting: (e) => reader.section(e.valueNode, e.field, reportingSection(r, reader, settings.reporting)),
@@ -52,6 +60,7 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
       stormGuardNode.node = e.valueNode;
       reader.section(e.valueNode, e.field, stormGuardSection(r, reader, settings.stormGuard));
     },
+    configReload: (e) => reader.section(e.valueNode, e.field, configReloadSection(r, settings.configReload)),
     server: (e) => reader.section(e.valueNode, e.field, serverSection(r, settings.server)),
     logLevel: r.oneOf<LogLevel>(['debug', 'info', 'warn', 'error'], (v) => (settings.logLevel = v)),
   };
@@ -66,9 +75,25 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
     reader.warning('stormGuard.owners.taintCoolDown', stormGuardNode.node, 'has no effect while reporting.taint.enabled is false: the cool-down keeps the pressure taint, which is off');
   }
   const observe = settings.observe;
+  checkKubeletToken(reader, observe, kubeletUrlNode.node);
   if (!containerFsPathSet) observe.containerFsPath = observe.imageFsPath;
   if (observe.cgroupDriver === 'systemd') observe.podCgroupRoot = podCgroupRootForDriver(observe.podCgroupRoot, 'systemd');
   return settings;
+}
+
+// The kubelet source sends the service-account token as a bearer token: over plain http anyone on
+// the path can read it and act as the agent. Refused, except to this host's loopback when the file
+// says so explicitly. The client holds to the same rule (src/observe/kubelet-summary-client.ts).
+function checkKubeletToken(reader: ConfigReader, observe: ObserveSettings, urlNode: Node | null): void {
+  if (observe.source !== 'kubelet' || observe.kubeletTokenFile === null) return;
+  const url = new URL(observe.kubeletUrl);
+  if (url.protocol !== 'http:') return;
+  const fix = 'use an https URL, or set observe.kubeletTokenFile: "" to send no token';
+  if (!isLoopbackHost(url.hostname)) {
+    reader.problem('observe.kubeletUrl', urlNode, `would send the token of observe.kubeletTokenFile in cleartext over http to ${url.host}: ${fix}`, observe.kubeletUrl);
+  } else if (!observe.allowTokenOverHttpLoopback) {
+    reader.problem('observe.kubeletUrl', urlNode, `would send the token of observe.kubeletTokenFile unencrypted over http (loopback ${url.host}): ${fix}, or set observe.allowTokenOverHttpLoopback: true to allow it on loopback`, observe.kubeletUrl);
+  }
 }
 
 interface NotifierNodes {

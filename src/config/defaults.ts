@@ -120,6 +120,7 @@ export function defaultAgentSettings(): AgentSettings {
       podCgroupRoot: 'kubepods',
       kubeletUrl: 'https://127.0.0.1:10250',
       kubeletTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+      allowTokenOverHttpLoopback: false,
       kubeletInsecureSkipVerify: false,
       kubeletCaFile: null,
       diskUsageIntervalMs: 60_000,
@@ -164,6 +165,8 @@ export function defaultAgentSettings(): AgentSettings {
       softEvictionBudget: { maxEvictions: 0, windowMs: 10 * 60_000 },
       owners: { eventThreshold: 3, windowMs: 10 * 60_000, taintCoolDownMs: 0 },
     },
+    // A reload that would evict the moment it is applied waits for an explicit yes.
+    configReload: { applyThresholdsThatEvictNow: false },
     server: { address: '0.0.0.0', port: 8080, maxConnections: 32 },
     logLevel: 'info',
   };

@@ -5,6 +5,7 @@
 import { ERROR_CODES, formatConfigProblem, type ConfigError, type ConfigProblem } from '../errors.js';
 import { isHardEvictionThreshold, type Threshold } from '../api/threshold.js';
 import { formatGoDuration } from './go-duration.js';
+import { NEAR_WHOLE_RATIO } from './threshold-warnings.js';
 import type { LoadedConfig, ThresholdSource } from './types.js';
 
 function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
@@ -23,6 +24,7 @@ function note(threshold: Threshold, source: ThresholdSource): string {
   }
   const value = threshold.value;
   if ((value.kind === 'percentage' && value.ratio === 0) || (value.kind === 'quantity' && value.quantity.nanos === 0n)) notes.push('never met');
+  if (value.kind === 'percentage' && value.ratio >= NEAR_WHOLE_RATIO) notes.push('MET ON (NEARLY) EVERY PASS');
   return notes.join('; ');
 }
 
@@ -82,6 +84,17 @@ export function formatConfigErrors(err: ConfigError, sourceName?: string): strin
   const count = err.problems.length;
   const heading = `${ERROR_CODES[err.code]}${sourceName === undefined ? '' : ` (${sourceName})`}: ${count} problem${count === 1 ? '' : 's'} [${err.code}]`;
   return `${[heading, ...err.problems.map((p) => `  - ${formatProblemLine(p)}`)].join('\n')}\n`;
+}
+
+/**
+ * The thresholds met on (nearly) every pass, under a heading that cannot be missed (empty when
+ * there are none): valid, and the kubelet would run with them, but they evict continuously.
+ */
+export function formatNearWholeThresholds(cfg: LoadedConfig): string {
+  const count = cfg.nearWholeThresholds.length;
+  if (count === 0) return '';
+  const heading = `WARNING: ${count === 1 ? '1 threshold is' : `${count} thresholds are`} met on (nearly) every pass: pods would be evicted continuously`;
+  return `${[heading, ...cfg.nearWholeThresholds.map((t) => `  ! ${formatConfigProblem(t)}`)].join('\n')}\n`;
 }
 
 /** The warnings of a loaded configuration, one per line (empty when there are none). */

@@ -18,7 +18,8 @@ import {
   effectivePressureTransitionPeriodMs,
 } from './defaults.js';
 import { parseThresholdConfig, signalField } from './threshold-parse.js';
-import type { ThresholdSource } from './types.js';
+import { thresholdWarnings } from './threshold-warnings.js';
+import type { NearWholeThreshold, ThresholdSource } from './types.js';
 
 /** The KubeletConfiguration fields this agent reads; every other kubelet field is ignored. */
 export const EVICTION_FIELDS = [
@@ -49,6 +50,8 @@ const INT32_MAX = 2 ** 31 - 1;
 export interface EvictionSettings {
   readonly eviction: EvictionConfig;
   readonly thresholdSources: ThresholdSource[];
+  /** Percentage thresholds within 0.1 % of the whole capacity: met on (nearly) every pass. */
+  readonly nearWholeThresholds: NearWholeThreshold[];
 }
 
 /**
@@ -103,6 +106,8 @@ export function readEvictionSettings(reader: ConfigReader, entries: readonly Map
   };
   reader.problems.push(...parsed.problems.map(located));
   reader.warnings.push(...parsed.warnings.map(located));
+  const suspect = thresholdWarnings(parsed.thresholds, parsed.sources, (field) => lines.get(field));
+  reader.warnings.push(...suspect.warnings);
 
   return {
     eviction: {
@@ -114,6 +119,7 @@ export function readEvictionSettings(reader: ConfigReader, entries: readonly Map
       housekeepingIntervalMs,
     },
     thresholdSources: parsed.sources,
+    nearWholeThresholds: suspect.nearWhole,
   };
 }
 

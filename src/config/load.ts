@@ -98,9 +98,9 @@ export function parseConfigText(text: string, sourceName: string): LoadedConfig 
   }
 
   const agent = readAgentSettings(reader, agentEntries);
-  const { eviction, thresholdSources } = readEvictionSettings(reader, evictionEntries, agent.housekeepingIntervalMs);
+  const { eviction, thresholdSources, nearWholeThresholds } = readEvictionSettings(reader, evictionEntries, agent.housekeepingIntervalMs);
   if (reader.problems.length > 0) throw new ConfigError(inFileOrder(reader.problems));
-  return { kind, eviction, thresholdSources, agent, warnings: inFileOrder(reader.warnings) };
+  return { kind, eviction, thresholdSources, agent, warnings: inFileOrder(reader.warnings), nearWholeThresholds };
 }
 
 // Problems are found field by field; they read best top to bottom. Those without a line keep

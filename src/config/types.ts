@@ -4,6 +4,7 @@
 
 import type { AgentSettings } from '../api/agent-settings.js';
 import type { EvictionConfig } from '../api/eviction-config.js';
+import type { Signal } from '../api/signals.js';
 import type { ConfigProblem } from '../errors.js';
 
 /**
@@ -25,6 +26,11 @@ export interface ThresholdSource {
   readonly merged: boolean;
 }
 
+/** A threshold of the file met on (nearly) every pass: a percentage within 0.1 % of the whole capacity. */
+export interface NearWholeThreshold extends ConfigProblem {
+  readonly signal: Signal;
+}
+
 export type ConfigKind = 'AgentConfiguration' | 'KubeletConfiguration';
 
 /** A configuration file, loaded, validated and defaulted. */
@@ -36,4 +42,9 @@ export interface LoadedConfig {
   readonly agent: AgentSettings;
   /** Things that are not errors but deserve a look: ignored kubelet fields, a partial evictionHard. */
   readonly warnings: readonly ConfigProblem[];
+  /**
+   * Percentage thresholds within 0.1 % of the whole capacity ("100.0%", "99.95%"): valid, as in the
+   * kubelet, but met on (nearly) every pass. Not among `warnings`: they are called out louder.
+   */
+  readonly nearWholeThresholds: readonly NearWholeThreshold[];
 }

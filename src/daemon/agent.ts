@@ -7,10 +7,11 @@ import type { Clock } from '../api/clock.js';
 import type { HostIdentity } from '../api/host-identity.js';
 import type { Logger } from '../api/logger.js';
 import type { LoadedConfig } from '../config/types.js';
-import { AgentError, errorMessage } from '../errors.js';
+import { AgentError, errorMessage, formatConfigProblem } from '../errors.js';
 import { EvictionManager } from '../eviction/manager.js';
-import type { Eviction, SynchronizeResult } from '../eviction/types.js';
-import type { Threshold } from '../api/threshold.js';
+import { thresholdsMetOnlyBy } from '../eviction/threshold-change.js';
+import type { Eviction, SynchronizeResult, ThresholdMet } from '../eviction/types.js';
+import { isHardEvictionThreshold, type Threshold } from '../api/threshold.js';
 import { guardPorts } from './acting-guard.js';
 import { AgentActivity, trackActivity } from './agent-activity.js';
 import { NodePodFilter, POD_REFUSAL_REASONS } from './node-pod-filter.js';
@@ -211,19 +212,61 @@ function applyConfig(wanted: LoadedConfig, live: LiveConfig, parts: AgentParts, 
   parts.taints.updateSettings(next.agent.taintEviction);
   metrics.configInfo.reset();
   metrics.configInfo.set({ kind: next.kind }, 1);
+  setNearWholeMetric(next, metrics);
   parts.loop.updateSettings(loopSettings(next));
   return restartFields;
 }
 
+// A threshold the kubelet accepts that is met on (nearly) every pass ("100.0%" for "100%"): said
+// at every load, loudly, and kept as a metric while it is in force.
+function warnNearWhole(config: LoadedConfig, log: Logger, fields: Record<string, unknown>): void {
+  for (const t of config.nearWholeThresholds) {
+    log.warn(`threshold met on (nearly) every pass: ${formatConfigProblem(t)}`, { code: 'EVA_ERR_THRESHOLD_NEAR_WHOLE', field: t.field, value: t.value, ...(t.line === undefined ? {} : { line: t.line }), ...fields });
+  }
+}
+
+function setNearWholeMetric(config: LoadedConfig, metrics: AgentMetrics): void {
+  metrics.thresholdsNearWhole.reset();
+  for (const t of config.nearWholeThresholds) metrics.thresholdsNearWhole.set({ signal: t.signal, field: t.field }, 1);
+}
+
+// `memory.available < 7Gi (hard; 4Gi available)`, as the figures of the observation that meets it.
+function describeMet(met: ThresholdMet): string {
+  return `${met.threshold.signal} < ${met.quantity} (${isHardEvictionThreshold(met.threshold) ? 'hard' : 'soft'}; ${met.available} available)`;
+}
+
 // Hot reload: a valid new file is applied, and the fields it changes that need a restart are
-// named (log, metric, Event); an invalid one keeps the old and is reported.
-function reloadWatcher(reload: NonNullable<AgentOptions['reload']>, apply: (next: LoadedConfig) => string[], metrics: AgentMetrics, events: EventRecorder, logger: Logger): ConfigWatcher {
+// named (log, metric, Event); one whose thresholds the node as last observed already meets, where
+// those in force do not, is held back and reported the same way, unless the file itself says to
+// apply it (`configReload.applyThresholdsThatEvictNow`); an invalid one keeps the old and is reported.
+function reloadWatcher(
+  reload: NonNullable<AgentOptions['reload']>,
+  apply: (next: LoadedConfig) => string[],
+  evictsNow: (next: LoadedConfig) => ThresholdMet[],
+  metrics: AgentMetrics,
+  events: EventRecorder,
+  logger: Logger,
+): ConfigWatcher {
   const log = logger.child({ component: 'agent' });
   return new ConfigWatcher(
     {
       path: reload.path,
       apply: async (text) => {
-        const restartFields = apply(reload.parse(text));
+        const next = reload.parse(text);
+        warnNearWhole(next, log, { path: reload.path });
+        const met = next.agent.configReload.applyThresholdsThatEvictNow ? [] : evictsNow(next);
+        if (met.length > 0) {
+          const held = new AgentError(
+            'EVA_ERR_CONFIG_HELD',
+            `Configuration ${reload.path} held back, previous configuration kept: its thresholds would evict on the node as it stands: ${met.map(describeMet).join(', ')}. ` +
+              'To apply it anyway, set configReload.applyThresholdsThatEvictNow: true in it',
+          );
+          metrics.configReloads.inc({ result: 'held' });
+          log.warn('configuration reload held back: its thresholds would evict on the node as it stands', { path: reload.path, code: held.code, thresholds: met.map(describeMet) });
+          await events.nodeEvent({ type: 'Warning', reason: 'ConfigReloadHeld', message: held.message.slice(0, 1024) });
+          return 'held';
+        }
+        const restartFields = apply(next);
         if (restartFields.length === 0) {
           metrics.configReloads.inc({ result: 'applied' });
           log.info('configuration reloaded', { path: reload.path });
@@ -299,6 +342,8 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
   const live: LiveConfig = { current: options.config, dryRunFlag: options.dryRun === true };
   const events = gatedEvents(callerDeps.events, () => live.current.agent.reporting.events && !isDryRun(live));
   metrics.configInfo.set({ kind: live.current.kind }, 1);
+  setNearWholeMetric(live.current, metrics);
+  warnNearWhole(live.current, log, {});
   // What the agent was doing, for the moment the kernel OOM killer fires.
   let thresholds: () => readonly Threshold[] = () => [];
   const activity = new AgentActivity({ dryRun: () => isDryRun(live), notifierMode: callerDeps.notifier.mode, thresholds: () => thresholds(), armed: () => null });
@@ -323,7 +368,12 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
   readiness.add('node-identity', () => parts.identity.refusal());
   readiness.add('pod-stats', () => parts.podStats.refusal());
   const health: HealthState = { live: livenessOf(live, parts.loop, deps.clock), ready: () => readiness.reason() };
-  const watcher = options.reload === null ? null : reloadWatcher(options.reload, (next) => applyConfig(next, live, parts, options.nodeName, metrics), metrics, events, deps.logger);
+  // Judged on the node as the latest pass saw it; before any pass has observed it, there is nothing to judge by.
+  const evictsNow = (next: LoadedConfig): ThresholdMet[] => {
+    const observed = parts.loop.lastObservation;
+    return observed === null ? [] : thresholdsMetOnlyBy(live.current.eviction.thresholds, next.eviction.thresholds, observed);
+  };
+  const watcher = options.reload === null ? null : reloadWatcher(options.reload, (next) => applyConfig(next, live, parts, options.nodeName, metrics), evictsNow, metrics, events, deps.logger);
   let ops: OpsServer | null = null;
 
   // Every part's stop is idempotent and safe on a part that never started, so one sequence stops

@@ -3,7 +3,8 @@
 // content compared, so one update reloads once. A watch can stop without a word (its directory
 // replaced or unmounted, an inotify error), so the file is also re-read on a period and applied
 // when its content changed; a watch that failed is re-armed then. An invalid new file keeps the
-// old configuration and is reported to the caller (logs, metrics, an Event).
+// old configuration and is reported to the caller (logs, metrics, an Event); so does one the
+// caller holds back. Either is remembered, so the same content is reported once.
 
 import { createHash } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
@@ -12,16 +13,22 @@ import { basename, dirname } from 'node:path';
 import type { Logger } from '../api/logger.js';
 import { errorMessage } from '../errors.js';
 
-/** What a reload did: a new file applied whole, applied but for fields that need a restart, rejected, or no change. */
-export type ReloadResult = 'applied' | 'requires-restart' | 'unchanged' | 'rejected';
+/**
+ * What a reload did: a new file applied whole, applied but for fields that need a restart, held
+ * back by the caller (its thresholds would evict now), rejected, or no change.
+ */
+export type ReloadResult = 'applied' | 'requires-restart' | 'held' | 'unchanged' | 'rejected';
+
+/** What applying a valid new text did. */
+export type ApplyResult = 'applied' | 'requires-restart' | 'held';
 
 /** How often the file is re-read whatever the watch says. */
 export const CONFIG_REREAD_INTERVAL_MS = 30_000;
 
 export interface ConfigWatcherDeps {
   readonly path: string;
-  /** Validates and applies the new text; throws to reject it. */
-  readonly apply: (text: string) => Promise<'applied' | 'requires-restart'> | 'applied' | 'requires-restart';
+  /** Validates and applies the new text (or holds it back, reporting why); throws to reject it. */
+  readonly apply: (text: string) => Promise<ApplyResult> | ApplyResult;
   readonly onRejected: (err: unknown) => Promise<void> | void;
   readonly logger: Logger;
   readonly debounceMs?: number;

@@ -22,7 +22,7 @@ import type { EvictionExecutor } from './eviction-executor.js';
 import { memoryShortcut } from './memory-shortcut.js';
 import type { AgentMetrics } from './metrics.js';
 import type { PodStatsGuard } from './pod-stats-guard.js';
-import type { ClusterView, MemoryThresholdNotifier, NodeObserver, NotifierEvent } from './ports.js';
+import type { ClusterView, MemoryThresholdNotifier, NodeObserver, NotifierEvent, Observation } from './ports.js';
 
 export type SyncTrigger = 'housekeeping' | 'notifier' | 'grace-period' | 'eviction-wait' | 'reload' | 'startup';
 
@@ -84,6 +84,7 @@ export class EvictionLoop {
   private awaiting: { pods: Map<string, AwaitedPod>; untilMs: number } | null = null;
   private lastSyncAtMs: number | null = null;
   private lastObserveOk = false;
+  private latestObservation: Observation | null = null;
   /** Cancels the wake-up set for the end of the next grace period, if one is set. */
   private cancelGraceWake: (() => void) | null = null;
   private shortcutRunning = false;
@@ -105,6 +106,11 @@ export class EvictionLoop {
   updateSettings(settings: LoopSettings): void {
     this.settings = settings;
     this.wake('reload', null);
+  }
+
+  /** The node as the latest pass that observed it saw it (a reload judges new thresholds on it); null before one has. */
+  get lastObservation(): Observation | null {
+    return this.latestObservation;
   }
 
   /** When the last pass finished (for liveness), and whether its observation worked (readiness). */
@@ -258,6 +264,7 @@ export class EvictionLoop {
     try {
       observation = await observer.observe(pods);
       this.lastObserveOk = true;
+      this.latestObservation = observation;
     } catch (err) {
       // The kubelet logs and skips the pass when its summary fails; so does the agent.
       this.lastObserveOk = false;

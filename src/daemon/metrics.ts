@@ -20,6 +20,7 @@ export interface AgentMetrics {
   readonly notificationToEviction: Histogram<'action'>;
   readonly configReloads: Counter<'result'>;
   readonly configInfo: Gauge<'kind'>;
+  readonly thresholdsNearWhole: Gauge<'signal' | 'field'>;
   readonly observeProblems: Gauge;
   readonly refusedPods: Gauge<'reason'>;
   readonly apiErrors: Counter<'operation' | 'status'>;
@@ -66,8 +67,17 @@ export function createAgentMetrics(withDefaults = true): AgentMetrics {
       ['action'],
       [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 5],
     ),
-    configReloads: counter('config_reloads_total', 'Configuration reloads, by result (applied, requires-restart: applied but for fields that need a restart, rejected)', ['result']),
+    configReloads: counter(
+      'config_reloads_total',
+      'Configuration reloads, by result (applied, requires-restart: applied but for fields that need a restart, rejected, held: not applied because its thresholds would evict on the node as it stands)',
+      ['result'],
+    ),
     configInfo: gauge('config_info', 'The kind of configuration file in use (value 1)', ['kind']),
+    thresholdsNearWhole: gauge(
+      'config_thresholds_near_whole',
+      '1 for each percentage threshold in force within 0.1% of the whole capacity ("100.0%", "99.95%"): met on (nearly) every pass, so pods are evicted continuously',
+      ['signal', 'field'],
+    ),
     observeProblems: gauge('observe_problems', 'Number of distinct reasons some node stats are missing (see logs and /readyz)'),
     refusedPods: gauge('refused_pods', 'Pods the API server lists for this node that the agent never acts on, by reason (uid, name, other-node); each is logged', ['reason']),
     apiErrors: counter('api_errors_total', 'Failed Kubernetes API calls, by operation and HTTP status (0: not reached)', ['operation', 'status']),

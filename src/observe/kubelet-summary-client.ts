@@ -1,7 +1,8 @@
 // The second observation source: the local kubelet's own /stats/summary (port 10250, RBAC
 // `nodes/stats`), which gives the engine exactly the inputs the kubelet's eviction manager sees
 // (static pods under their own UIDs, as the kubelet knows them).
-// The token is re-read on every request because projected service-account tokens rotate. The
+// The token is re-read on every request because projected service-account tokens rotate, and it is
+// never sent over plain http except to loopback with observe.allowTokenOverHttpLoopback. The
 // response is validated (summary-validation.ts), so a malformed field becomes a problem; only a
 // failure to get any summary at all rejects, with EVA_ERR_OBSERVE, which the caller treats as "no
 // summary this pass", as the kubelet does when its summary provider fails.
@@ -12,6 +13,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { join } from 'node:path';
 import type { ObserveSettings } from '../api/agent-settings.js';
+import { isLoopbackHost } from '../api/loopback-host.js';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import type { Pod } from '../api/pod.js';
@@ -32,8 +34,22 @@ export interface KubeletSummaryObserverContext {
   readonly logger: Logger;
 }
 
-/** The settings it reads: the kubelet's URL, the bearer token's file, how TLS is verified, and where the host is. */
-export type KubeletSummarySettings = Pick<ObserveSettings, 'kubeletUrl' | 'kubeletTokenFile' | 'kubeletInsecureSkipVerify' | 'kubeletCaFile' | 'hostRoot' | 'kubeletRootDir'>;
+/** The settings it reads: the kubelet's URL, the bearer token's file and where it may go, how TLS is verified, and where the host is. */
+export type KubeletSummarySettings = Pick<
+  ObserveSettings,
+  'kubeletUrl' | 'kubeletTokenFile' | 'allowTokenOverHttpLoopback' | 'kubeletInsecureSkipVerify' | 'kubeletCaFile' | 'hostRoot' | 'kubeletRootDir'
+>;
+
+/**
+ * The token file the client may read and send, or undefined: over https always; over plain http
+ * only to a loopback host with `allowTokenOverHttpLoopback` (the configuration refuses the rest,
+ * and this holds whatever settings a caller builds).
+ */
+export function tokenFileToSend(settings: KubeletSummarySettings, url: URL): string | undefined {
+  if (settings.kubeletTokenFile === null) return undefined;
+  if (url.protocol === 'https:') return settings.kubeletTokenFile;
+  return settings.allowTokenOverHttpLoopback && isLoopbackHost(url.hostname) ? settings.kubeletTokenFile : undefined;
+}
 
 /**
  * The CA bundle the kubelet's certificate is verified with: `kubeletCaFile` under the host root, or
@@ -61,6 +77,11 @@ export function createKubeletSummaryObserver(settings: KubeletSummarySettings, c
   const summaryUrl = new URL(`${settings.kubeletUrl.replace(/\/+$/, '')}/stats/summary`);
   const transport = summaryUrl.protocol === 'https:' ? https : http;
   const caFile = context.caFile ?? kubeletCaFile(settings);
+  const tokenFile = tokenFileToSend(settings, summaryUrl);
+  if (summaryUrl.protocol === 'http:' && settings.kubeletTokenFile !== null) {
+    if (tokenFile === undefined) logger.warn('the kubelet token is not sent: the URL is plain http (only to loopback with observe.allowTokenOverHttpLoopback)', { url: summaryUrl.href });
+    else logger.warn('the kubelet token is sent unencrypted over loopback http (observe.allowTokenOverHttpLoopback)', { url: summaryUrl.href });
+  }
   if (summaryUrl.protocol === 'https:') {
     if (settings.kubeletInsecureSkipVerify) {
       logger.warn("the kubelet's serving certificate is not verified (observe.kubeletInsecureSkipVerify): anything answering at its address is believed", { url: summaryUrl.href });
@@ -127,7 +148,7 @@ export function createKubeletSummaryObserver(settings: KubeletSummarySettings, c
     // The kubelet reports a static pod under its own UID, which the engine finds through the
     // mirror pod's annotation; a mirror pod whose annotation is refused gets no stats, visibly.
     for (const reason of nodePods(pods).refused) problemLog.report(reason);
-    const token = (await readOptional(settings.kubeletTokenFile, 'token file'))?.trim();
+    const token = (await readOptional(tokenFile, 'token file'))?.trim();
     const ca = await readOptional(caFile, 'CA file');
     let document: unknown;
     try {

@@ -91,28 +91,30 @@ function validateSummary(value: unknown, where: Where): Summary {
   return summary;
 }
 
+// One quantity, as its text. kubectl prints quantities as strings; a bare number is accepted as
+// the same quantity. What the engine could not parse it would read as absent: refused here instead.
+function validateQuantity(quantity: Json | undefined, where: Where): string {
+  if (typeof quantity !== 'number' && typeof quantity !== 'string') throw where.error(`expected a quantity string, got ${typeName(quantity)}`);
+  const text = String(quantity);
+  try {
+    parseQuantity(text);
+  } catch (err) {
+    if (!(err instanceof QuantityParseError)) throw err;
+    throw where.error(`invalid quantity ${JSON.stringify(quantity)}: ${err.message}`);
+  }
+  return text;
+}
+
+function validateResourceList(list: Json | undefined, where: Where): void {
+  if (list === undefined || list === null) return;
+  const entries = expectObject(list, where);
+  for (const [name, quantity] of Object.entries(entries)) entries[name] = validateQuantity(quantity, where.key(name));
+}
+
 function validateResources(value: Json | undefined, where: Where): void {
   if (value === undefined || value === null) return;
   const resources = expectObject(value, where);
-  for (const kind of ['requests', 'limits']) {
-    const list = resources[kind];
-    if (list === undefined || list === null) continue;
-    const lw = where.key(kind);
-    const entries = expectObject(list, lw);
-    for (const [name, quantity] of Object.entries(entries)) {
-      // kubectl prints quantities as strings; a bare number is accepted as the same quantity.
-      if (typeof quantity !== 'number' && typeof quantity !== 'string') throw lw.key(name).error(`expected a quantity string, got ${typeName(quantity)}`);
-      const text = String(quantity);
-      // What the engine could not parse it would read as zero: refused here instead.
-      try {
-        parseQuantity(text);
-      } catch (err) {
-        if (!(err instanceof QuantityParseError)) throw err;
-        throw lw.key(name).error(`invalid quantity ${JSON.stringify(quantity)}: ${err.message}`);
-      }
-      entries[name] = text;
-    }
-  }
+  for (const kind of ['requests', 'limits']) validateResourceList(resources[kind], where.key(kind));
 }
 
 function validateContainers(value: Json | undefined, where: Where, required: boolean): void {
@@ -154,12 +156,20 @@ export function validatePod(value: unknown, where: Where): Pod {
   validateContainers(spec.containers, sw.key('containers'), true);
   validateContainers(spec.initContainers, sw.key('initContainers'), false);
   validateResources(spec.resources, sw.key('resources'));
+  validateResourceList(spec.overhead, sw.key('overhead'));
   for (const key of ['priority', 'terminationGracePeriodSeconds']) {
     const v = spec[key];
     if (v !== undefined && v !== null && (typeof v !== 'number' || !Number.isInteger(v))) throw sw.key(key).error(`expected an integer, got ${JSON.stringify(v)}`);
   }
   if (spec.volumes !== undefined && spec.volumes !== null) {
-    expectArray(spec.volumes, sw.key('volumes')).forEach((v, i) => requiredString(expectObject(v, sw.key('volumes').index(i)), 'name', sw.key('volumes').index(i)));
+    expectArray(spec.volumes, sw.key('volumes')).forEach((v, i) => {
+      const vw = sw.key('volumes').index(i);
+      const volume = expectObject(v, vw);
+      requiredString(volume, 'name', vw);
+      if (volume.emptyDir === undefined || volume.emptyDir === null) return;
+      const emptyDir = expectObject(volume.emptyDir, vw.key('emptyDir'));
+      if (emptyDir.sizeLimit !== undefined && emptyDir.sizeLimit !== null) emptyDir.sizeLimit = validateQuantity(emptyDir.sizeLimit, vw.key('emptyDir').key('sizeLimit'));
+    });
   }
   if (spec.tolerations !== undefined && spec.tolerations !== null) {
     expectArray(spec.tolerations, sw.key('tolerations')).forEach((t, i) => {

@@ -69,6 +69,33 @@ describe('check-config', () => {
     expect(result.stdout).not.toMatch(/nodefs\.available/);
   });
 
+  // Valid, as the kubelet takes them, but one character from the disabling "100%": said first, loudly.
+  test('a threshold met on every pass is called out before the table, with its field and line; the file stays valid', async () => {
+    const result = await checkConfigText('evictionHard:\n  memory.available: "100.0%"\n  nodefs.available: "99.95%"\n  imagefs.available: "100%"\n');
+    expect(result.status).toBe(0);
+    const [heading, first, second] = result.stdout.split('\n').slice(2);
+    expect(heading).toBe('WARNING: 2 thresholds are met on (nearly) every pass: pods would be evicted continuously');
+    expect(first).toMatch(/^ {2}! evictionHard\["memory\.available"\] \(line 2\): "100\.0%" is the whole capacity: the threshold is met on \(nearly\) every pass, so pods are evicted for memory\.available continuously\. Only the exact "100%" disables a threshold/);
+    expect(second).toMatch(/^ {2}! evictionHard\["nodefs\.available"\] \(line 3\): "99\.95%" is within 0\.1% of the whole capacity/);
+    expect(result.stdout).toMatch(/memory\.available +hard +100\.0% .*user; MET ON \(NEARLY\) EVERY PASS/);
+    // The exact "100%" disables, without a word.
+    expect(result.stdout).not.toMatch(/imagefs\.available/);
+  });
+
+  test('"0.0%" is a warning: kept, and never met', async () => {
+    const result = await checkConfigText('evictionHard:\n  memory.available: 100Mi\n  pid.available: "0.0%"\n');
+    expect(result.status).toBe(0);
+    expect(result.stdout).not.toMatch(/WARNING/);
+    expect(result.stdout).toMatch(/warnings:\n(.*\n)* {2}evictionHard\["pid\.available"\] \(line 3\): "0\.0%" is a threshold of zero, never met; unlike the exact "0%"/);
+  });
+
+  test('a quantity beyond 2^63-1 is refused at once, with its field and line', async () => {
+    // Before the bound this took 32 s and ended in a bare "Maximum BigInt size exceeded".
+    const result = await checkConfigText('evictionHard:\n  memory.available: "1e400000000"\n');
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/evictionHard\["memory\.available"\] \(line 2\): quantity too large: at most 9223372036854775807/);
+  });
+
   test('a missing file is an error', () => {
     const result = runCli(['check-config', '/nonexistent/kea.yaml']);
     expect(result.status).toBe(1);

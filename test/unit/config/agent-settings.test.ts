@@ -47,6 +47,7 @@ describe('agent settings', () => {
         podCgroupRoot: 'kubepods.slice',
         kubeletUrl: 'https://10.0.0.7:10250',
         kubeletTokenFile: '/etc/kea/token',
+        allowTokenOverHttpLoopback: true,
         kubeletInsecureSkipVerify: true,
         kubeletCaFile: '/etc/kubernetes/pki/kubelet-ca.crt',
         diskUsageIntervalMs: 120_000,
@@ -78,6 +79,7 @@ describe('agent settings', () => {
       },
       oomKills: { enabled: false, kernelLog: false, scanIntervalMs: 30_000, kernelLogWaitMs: 1000 },
       stormGuard: { softEvictionBudget: { maxEvictions: 4, windowMs: 900_000 }, owners: { eventThreshold: 5, windowMs: 1_800_000, taintCoolDownMs: 1_200_000 } },
+      configReload: { applyThresholdsThatEvictNow: true },
       server: { address: '127.0.0.1', port: 9090, maxConnections: 32 },
       logLevel: 'debug',
     } satisfies AgentSettings);
@@ -101,6 +103,7 @@ describe('agent settings', () => {
       cgroupDriver: 'auto',
       podCgroupRoot: 'kubepods',
       kubeletUrl: 'https://127.0.0.1:10250',
+      allowTokenOverHttpLoopback: false,
       kubeletInsecureSkipVerify: false,
       kubeletCaFile: null,
       diskUsageIntervalMs: 60_000,
@@ -277,6 +280,55 @@ describe('agent settings: bad values', () => {
       tc.problems.forEach((expected, i) => expect(found[i]).toMatchObject(expected));
     });
   }
+});
+
+// The kubelet source's bearer token never travels in cleartext, except to loopback on request.
+describe('observe: the kubelet token over http', () => {
+  const kubelet = (url: string, extra = ''): string => `observe:\n  source: kubelet\n  kubeletUrl: ${url}\n${extra}`;
+  const refusedOnLoopback = /^would send the token of observe\.kubeletTokenFile unencrypted over http \(loopback [^)]+\): use an https URL, or set observe\.kubeletTokenFile: "" to send no token, or set observe\.allowTokenOverHttpLoopback: true to allow it on loopback$/;
+  const cases: { name: string; text: string; refused?: RegExp; tokenFile?: string | null }[] = [
+    { name: 'https-with-token', text: kubelet('https://10.0.0.7:10250') },
+    { name: 'http-with-the-default-token', text: kubelet('http://10.0.0.7:10255'), refused: /^would send the token of observe\.kubeletTokenFile in cleartext over http to 10\.0\.0\.7:10255: use an https URL, or set observe\.kubeletTokenFile: "" to send no token$/ },
+    { name: 'http-with-a-token-file', text: kubelet('http://kubelet.example.com:10255', '  kubeletTokenFile: /etc/kea/token\n'), refused: /in cleartext over http to kubelet\.example\.com:10255/ },
+    // The setting allows loopback only: another host stays refused with it.
+    { name: 'http-elsewhere-with-the-setting', text: kubelet('http://10.0.0.7:10255', '  allowTokenOverHttpLoopback: true\n'), refused: /in cleartext over http to 10\.0\.0\.7:10255/ },
+    { name: 'http-loopback-without-the-setting', text: kubelet('http://127.0.0.1:10255'), refused: refusedOnLoopback },
+    { name: 'http-localhost-without-the-setting', text: kubelet('http://localhost:10255'), refused: refusedOnLoopback },
+    { name: 'http-ipv6-loopback-without-the-setting', text: kubelet('"http://[::1]:10255"'), refused: refusedOnLoopback },
+    { name: 'http-loopback-with-the-setting', text: kubelet('http://127.0.0.1:10255', '  allowTokenOverHttpLoopback: true\n') },
+    { name: 'http-127/8-with-the-setting', text: kubelet('http://127.10.20.30:10255', '  allowTokenOverHttpLoopback: true\n') },
+    { name: 'http-localhost-with-the-setting', text: kubelet('http://localhost:10255', '  allowTokenOverHttpLoopback: true\n') },
+    // A name that may resolve to loopback is not loopback, nor an IPv4-mapped address.
+    { name: 'http-loopback-lookalike-with-the-setting', text: kubelet('http://127.0.0.1.example.com:10255', '  allowTokenOverHttpLoopback: true\n'), refused: /in cleartext over http to 127\.0\.0\.1\.example\.com:10255/ },
+    { name: 'http-ipv4-mapped-with-the-setting', text: kubelet('"http://[::ffff:127.0.0.1]:10255"', '  allowTokenOverHttpLoopback: true\n'), refused: /in cleartext over http/ },
+    { name: 'http-without-token', text: kubelet('http://10.0.0.7:10255', '  kubeletTokenFile: ""\n'), tokenFile: null },
+    // The URL is not used without the kubelet source.
+    { name: 'http-with-cgroupfs-source', text: 'observe:\n  kubeletUrl: http://10.0.0.7:10255\n' },
+  ];
+  for (const tc of cases) {
+    test(tc.name, () => {
+      if (tc.refused === undefined) {
+        const observe = agent(tc.text).observe;
+        if (tc.tokenFile !== undefined) expect(observe.kubeletTokenFile).toBe(tc.tokenFile);
+        return;
+      }
+      const found = problems(tc.text);
+      expect(found).toEqual([{ field: 'observe.kubeletUrl', value: expect.stringMatching(/^http:/) as unknown, line: 3, message: expect.stringMatching(tc.refused) as unknown }]);
+    });
+  }
+
+  test('a relative token file is refused, as any relative path is', () => {
+    expect(problems('observe:\n  kubeletTokenFile: token\n')).toMatchObject([{ field: 'observe.kubeletTokenFile', message: 'must be an absolute path: "token"' }]);
+  });
+});
+
+describe('configReload', () => {
+  test('applyThresholdsThatEvictNow is off unless the file says so', () => {
+    expect(agent('').configReload).toEqual({ applyThresholdsThatEvictNow: false });
+    expect(agent('configReload:\n  applyThresholdsThatEvictNow: true\n').configReload).toEqual({ applyThresholdsThatEvictNow: true });
+    expect(problems('configReload:\n  applyThresholdsThatEvictNow: "yes"\n')).toMatchObject([{ field: 'configReload.applyThresholdsThatEvictNow', line: 2 }]);
+    expect(problems('configReload:\n  applyThresholds: true\n')).toMatchObject([{ field: 'configReload.applyThresholds', message: 'unknown field "applyThresholds"; did you mean applyThresholdsThatEvictNow?' }]);
+  });
 });
 
 test('a stall of whole microseconds despite binary fractions is accepted', () => {

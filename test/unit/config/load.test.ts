@@ -259,6 +259,17 @@ const problemCases: ProblemCase[] = [
     problems: [{ field: 'evictionHard["mem.available"]', value: '100Mi', line: 3, message: 'unsupported eviction signal mem.available' }],
   },
   {
+    // Refused at once (before the bound, the reload that read it stalled the loop for 32 s).
+    name: 'quantity-exponent-beyond-int64',
+    text: 'evictionHard:\n  nodefs.available: 10%\n  memory.available: "1e400000000"\n',
+    problems: [{ field: 'evictionHard["memory.available"]', value: '1e400000000', line: 3, message: 'quantity too large: at most 9223372036854775807 (2^63-1, the int64 a Kubernetes quantity\'s value is held in)' }],
+  },
+  {
+    name: 'minimum-reclaim-beyond-int64',
+    text: 'evictionHard:\n  memory.available: 100Mi\nevictionMinimumReclaim:\n  memory.available: 8Ei\n',
+    problems: [{ field: 'evictionMinimumReclaim["memory.available"]', value: '8Ei', line: 4, message: expect.stringMatching(/^quantity too large/) as unknown as string }],
+  },
+  {
     name: 'proto-key-is-just-a-bad-signal',
     text: 'evictionHard:\n  __proto__: 1Gi\n',
     problems: [{ field: 'evictionHard["__proto__"]', value: '1Gi', line: 2, message: 'unsupported eviction signal __proto__' }],

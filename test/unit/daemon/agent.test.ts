@@ -501,6 +501,67 @@ describe('configuration hot reload', () => {
     writeFileSync(path, HARD_AND_SOFT);
     expect(await agent.reloadNow()).toBe('applied');
   });
+
+  // The node has 4Gi of 8Gi available; nothing is met in force (500Mi hard, 1Gi soft).
+  test('a reload whose thresholds would evict on the node as it stands is held back and reported (log, metric, Event), until the file says to apply it', async () => {
+    const path = join(dir, 'config.yaml');
+    writeFileSync(path, HARD_AND_SOFT);
+    harness = await start(HARD_AND_SOFT, { reload: { path, text: HARD_AND_SOFT } });
+    const { agent, cluster, clock, logger } = harness;
+    const hardMemory = (): unknown => agent.config().eviction.thresholds.find((t) => t.signal === 'memory.available' && t.gracePeriodMs === 0)?.value;
+    const before = hardMemory();
+
+    // One character from the disabling "100%": the whole capacity, met on every pass.
+    writeFileSync(path, HARD_AND_SOFT.replace('500Mi', '"100.0%"'));
+    expect(await agent.reloadNow()).toBe('held');
+    expect(hardMemory()).toEqual(before);
+    const event = cluster.events.events.find((e) => e.reason === 'ConfigReloadHeld');
+    expect(event).toMatchObject({ object: 'node', type: 'Warning' });
+    expect(event?.message).toBe(
+      `Configuration ${path} held back, previous configuration kept: its thresholds would evict on the node as it stands: memory.available < 8Gi (hard; 4Gi available). ` +
+        'To apply it anyway, set configReload.applyThresholdsThatEvictNow: true in it',
+    );
+    expect(await metric(agent, 'kube_eviction_agent_config_reloads_total')).toMatch(/result="held"\} 1/);
+    expect(logger.lines.filter((l) => l.level === 'warn').map((l) => [l.msg, l.fields?.code])).toEqual(
+      expect.arrayContaining([
+        [expect.stringMatching(/^threshold met on \(nearly\) every pass: evictionHard\["memory\.available"\] \(line 3\): "100\.0%" is the whole capacity/), 'EVA_ERR_THRESHOLD_NEAR_WHOLE'],
+        ['configuration reload held back: its thresholds would evict on the node as it stands', 'EVA_ERR_CONFIG_HELD'],
+      ]),
+    );
+    // Reported once, and nothing evicted for it.
+    expect(await agent.reloadNow()).toBe('unchanged');
+    await clock.stepAsync(10_000);
+    expect(cluster.actions.callsOf('deletePod')).toEqual([]);
+
+    // A plain quantity above what is free now is held back too; one below it is applied.
+    writeFileSync(path, HARD_AND_SOFT.replace('500Mi', '5Gi'));
+    expect(await agent.reloadNow()).toBe('held');
+    writeFileSync(path, HARD_AND_SOFT.replace('500Mi', '700Mi'));
+    expect(await agent.reloadNow()).toBe('applied');
+
+    // Said in the file, it is applied, and the next pass acts on it.
+    writeFileSync(path, `${HARD_AND_SOFT.replace('500Mi', '5Gi')}configReload:\n  applyThresholdsThatEvictNow: true\n`);
+    expect(await agent.reloadNow()).toBe('applied');
+    expect(hardMemory()).toEqual({ kind: 'quantity', quantity: { nanos: 5n * 1024n ** 3n * 1_000_000_000n, format: 'BinarySI' } });
+    await clock.stepAsync(10_000);
+    expect(cluster.actions.callsOf('deletePod').map((c) => c.name)).toEqual(['leaky']);
+    expect(await metric(agent, 'kube_eviction_agent_config_reloads_total')).toMatch(/result="held"\} 2/);
+  });
+
+  test('a threshold met on every pass is warned of at start and kept as a metric while in force', async () => {
+    const path = join(dir, 'config.yaml');
+    const nearWhole = HARD_AND_SOFT.replace('500Mi', '"99.95%"');
+    writeFileSync(path, nearWhole);
+    harness = await start(nearWhole, { dryRun: true, reload: { path, text: nearWhole } });
+    const { agent, logger } = harness;
+    expect(logger.lines.filter((l) => l.fields?.code === 'EVA_ERR_THRESHOLD_NEAR_WHOLE').map((l) => [l.level, l.fields?.field, l.fields?.line])).toEqual([['warn', 'evictionHard["memory.available"]', 3]]);
+    expect(await metric(agent, 'kube_eviction_agent_config_thresholds_near_whole')).toMatch(/^kube_eviction_agent_config_thresholds_near_whole\{signal="memory.available",field="evictionHard\[\\"memory.available\\"\]"\} 1$/m);
+
+    // Fixed by a reload: the metric goes with it.
+    writeFileSync(path, HARD_AND_SOFT);
+    expect(await agent.reloadNow()).toBe('applied');
+    expect(await metric(agent, 'kube_eviction_agent_config_thresholds_near_whole{')).toBe('');
+  });
 });
 
 describe('the operations endpoint', () => {

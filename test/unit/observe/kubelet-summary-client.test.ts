@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../../fakes/fake-clock.js';
 import { RecordingLogger } from '../../fakes/recording-logger.js';
@@ -34,15 +34,15 @@ afterEach(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-async function listen(handler: Handler, tls?: { key: string; cert: string }): Promise<string> {
+async function listen(handler: Handler, tls?: { key: string; cert: string }, host = '127.0.0.1'): Promise<string> {
   const record: Handler = (req, res) => {
     requests.push({ url: req.url, authorization: req.headers.authorization });
     handler(req, res);
   };
   server = tls === undefined ? http.createServer(record) : https.createServer(tls, record);
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server?.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
-  return `${tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}`;
+  return `${tls === undefined ? 'http' : 'https'}://${host}:${port}`;
 }
 
 const json = (body: unknown, status = 200): Handler => (_req, res) => {
@@ -63,22 +63,19 @@ const realSummary = {
 };
 
 interface ObserverOptions extends Partial<KubeletSummaryObserverContext> {
-  readonly tokenFile?: string;
+  readonly tokenFile?: string | null;
+  /** observe.allowTokenOverHttpLoopback; on here, where the test kubelet is plain http on loopback. */
+  readonly allowTokenOverHttpLoopback?: boolean;
   readonly insecureSkipVerify?: boolean;
   /** observe.kubeletCaFile. */
   readonly caFileSetting?: string;
   readonly hostRoot?: string;
 }
 
-// An empty token file, as the default: no Authorization header is sent.
-function summaryObserver(url: string, { tokenFile, insecureSkipVerify, caFileSetting, hostRoot, ...context }: ObserverOptions = {}): KubeletSummaryObserver {
-  let kubeletTokenFile = tokenFile;
-  if (kubeletTokenFile === undefined) {
-    kubeletTokenFile = join(scratch, 'empty-token');
-    writeFileSync(kubeletTokenFile, '');
-  }
+// No token file by default (kubeletTokenFile: ""): no Authorization header is sent.
+function summaryObserver(url: string, { tokenFile, allowTokenOverHttpLoopback, insecureSkipVerify, caFileSetting, hostRoot, ...context }: ObserverOptions = {}): KubeletSummaryObserver {
   return createKubeletSummaryObserver(
-    { kubeletUrl: url, kubeletTokenFile, kubeletInsecureSkipVerify: insecureSkipVerify ?? false, kubeletCaFile: caFileSetting ?? null, hostRoot: hostRoot ?? join(scratch, 'no-host'), kubeletRootDir: '/var/lib/kubelet' },
+    { kubeletUrl: url, kubeletTokenFile: tokenFile ?? null, allowTokenOverHttpLoopback: allowTokenOverHttpLoopback ?? true, kubeletInsecureSkipVerify: insecureSkipVerify ?? false, kubeletCaFile: caFileSetting ?? null, hostRoot: hostRoot ?? join(scratch, 'no-host'), kubeletRootDir: '/var/lib/kubelet' },
     { timeoutMs: 5000, clock: systemClock, logger: new RecordingLogger(), ...context },
   );
 }
@@ -122,8 +119,57 @@ test('the token file is re-read on every request (projected tokens rotate)', asy
 
 test('an empty token file sends no Authorization header', async () => {
   const url = await listen(json(realSummary));
-  await summaryObserver(url).observe([]);
+  const tokenFile = join(scratch, 'empty-token');
+  writeFileSync(tokenFile, '');
+  await summaryObserver(url, { tokenFile }).observe([]);
   expect(requests[0]?.authorization).toBeUndefined();
+});
+
+// The token never goes out in cleartext: over plain http only to loopback, and only when the
+// setting allows it, whatever the caller built the settings from (the configuration refuses the rest).
+describe('the bearer token and plain http', () => {
+  function tokenAt(): string {
+    const file = join(scratch, 'token');
+    writeFileSync(file, 'secret-1\n');
+    return file;
+  }
+
+  test('on loopback without observe.allowTokenOverHttpLoopback: no Authorization header, and a warning', async () => {
+    const url = await listen(json(realSummary));
+    const logger = new RecordingLogger();
+    await summaryObserver(url, { tokenFile: tokenAt(), allowTokenOverHttpLoopback: false, logger }).observe([]);
+    expect(requests).toEqual([{ url: '/stats/summary', authorization: undefined }]);
+    expect(logger.lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([expect.stringMatching(/^the kubelet token is not sent: the URL is plain http/)]);
+  });
+
+  test('on loopback with the setting: the token is sent, with a warning that it is unencrypted', async () => {
+    const url = await listen(json(realSummary));
+    const logger = new RecordingLogger();
+    await summaryObserver(url, { tokenFile: tokenAt(), allowTokenOverHttpLoopback: true, logger }).observe([]);
+    expect(requests).toEqual([{ url: '/stats/summary', authorization: 'Bearer secret-1' }]);
+    expect(logger.lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([expect.stringMatching(/^the kubelet token is sent unencrypted over loopback http/)]);
+  });
+
+  // The same listener reached through this host's own non-loopback address: not loopback by the URL.
+  const external = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address;
+  const externalTest = external === undefined ? test.skip : test;
+  if (external === undefined) console.log('skipped: this host has no non-loopback IPv4 address to reach a local listener by');
+  externalTest('to a host that is not loopback, even with the setting: no Authorization header', async () => {
+    const url = await listen(json(realSummary), undefined, external as string);
+    await summaryObserver(url, { tokenFile: tokenAt(), allowTokenOverHttpLoopback: true }).observe([]);
+    expect(requests).toEqual([{ url: '/stats/summary', authorization: undefined }]);
+  });
+
+  test('no token file (kubeletTokenFile: ""): nothing is read, nothing is sent, nothing is warned', async () => {
+    const url = await listen(json(realSummary));
+    const logger = new RecordingLogger();
+    const { problems } = await summaryObserver(url, { tokenFile: null, logger }).observe([]);
+    expect(problems).toEqual([]);
+    expect(requests[0]?.authorization).toBeUndefined();
+    expect(logger.lines.filter((l) => l.level === 'warn')).toEqual([]);
+  });
 });
 
 test('an unreadable token file is a problem, and the request still goes out', async () => {
