@@ -1,6 +1,14 @@
-// Which pods the eviction manager must never evict: static pods, mirror pods and pods at system
-// critical priority (kubelet `pkg/kubelet/types/pod_update.go`). Ranking still places them; the
-// caller skips them, exactly as the kubelet's `evictPod` refuses them.
+// Which pods the eviction manager must never evict: mirror pods and pods at system-critical
+// priority (kubelet `pkg/kubelet/types/pod_update.go`). Ranking still places them; the caller
+// skips them, exactly as the kubelet's `evictPod` refuses them.
+//
+// Every pod the agent sees came from the API server, and whoever writes a pod writes its
+// annotations. The kubelet's `IsStaticPod` reads `kubernetes.io/config.source`, but for a pod
+// from the API server the kubelet has overwritten that annotation with `api` first
+// (`pkg/kubelet/config/config.go`), so to the kubelet no such pod is static, whatever its author
+// wrote there (or in `config.hash`, `config.seen`). What the kubelet does trust on such a pod is
+// what is trusted here: the `kubernetes.io/config.mirror` annotation (its presence marks the
+// mirror of a static pod) and the priority the API server admitted.
 
 import { CONFIG_MIRROR_ANNOTATION_KEY } from '../api/node-pod-uid.js';
 import type { Pod } from '../api/pod.js';
@@ -9,20 +17,6 @@ export { CONFIG_MIRROR_ANNOTATION_KEY };
 
 /** `scheduling.SystemCriticalPriority`: twice the highest user-definable priority (1 000 000 000). */
 export const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;
-
-/** Where the kubelet recorded that a pod came from (`file`, `http` or `api`). */
-export const CONFIG_SOURCE_ANNOTATION_KEY = 'kubernetes.io/config.source';
-/** The source value of pods that came from the API server. */
-export const API_SERVER_SOURCE = 'api';
-
-/**
- * A pod the kubelet read from a manifest file or URL: its source annotation is present and is not
- * `api`. A node agent rarely sees these directly; it sees their mirror pods.
- */
-export function isStaticPod(pod: Pod): boolean {
-  const source = pod.metadata.annotations?.[CONFIG_SOURCE_ANNOTATION_KEY];
-  return source !== undefined && source !== API_SERVER_SOURCE;
-}
 
 /** The API-server copy of a static pod: the mirror annotation is present, whatever its value. */
 export function isMirrorPod(pod: Pod): boolean {
@@ -35,12 +29,12 @@ export function isCriticalPodBasedOnPriority(priority: number): boolean {
 }
 
 /**
- * Static, mirror, or system-critical priority. The namespace plays no part (very old kubelets
+ * A mirror pod, or system-critical priority. The namespace plays no part (very old kubelets
  * required `kube-system` plus an annotation; current ones do not). An unset priority is not
  * critical, even though it ranks as 0.
  */
 export function isCriticalPod(pod: Pod): boolean {
-  if (isStaticPod(pod) || isMirrorPod(pod)) return true;
+  if (isMirrorPod(pod)) return true;
   const priority = pod.spec.priority;
   return priority !== undefined && priority !== null && isCriticalPodBasedOnPriority(priority);
 }

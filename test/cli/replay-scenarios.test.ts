@@ -55,6 +55,24 @@ describe('replay reproduces the kubelet eviction manager (through the command)',
     expect(lines[1]?.thresholdsMet).toEqual([]);
   });
 
+  test('the shipped example with the leaking pod annotated config.source: file, through the command line: the leaking pod is still the one evicted', async () => {
+    // Before, the annotation made `leaky` a static pod to the agent: passed over, and `default/batch` evicted in its place.
+    const recording = readFileSync(join(REPO_ROOT, 'examples/memory-pressure.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((text) => {
+        const step = JSON.parse(text) as { pods?: { metadata: { name: string; annotations?: Record<string, string> } }[] };
+        for (const pod of step.pods ?? []) if (pod.metadata.name === 'leaky') pod.metadata.annotations = { ...pod.metadata.annotations, 'kubernetes.io/config.source': 'file' };
+        return JSON.stringify(step);
+      });
+    expect(recording.join('\n')).toContain('"name":"leaky","namespace":"default","uid":"uid-leaky","annotations":{"kubernetes.io/config.source":"file"}');
+    const result = await replayThroughCli(readFileSync(join(REPO_ROOT, 'examples/memory-pressure.config.yaml'), 'utf8'), `${recording.join('\n')}\n`);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const lines = result.lines as unknown as OutLine[];
+    expect(lines.map(evicted)).toEqual([[], [], [], [], ['default/leaky'], ['default/batch'], [], ['default/web'], [], [], []]);
+  });
+
   test('minimum reclaim keeps a resolved threshold met until the reclaim is done (kubelet TestMinReclaim)', async () => {
     const config = 'evictionHard:\n  memory.available: 1Gi\nevictionMinimumReclaim:\n  memory.available: 500Mi\n';
     const pods = [makePod({ name: 'best-effort-high', priority: 0 }), makePod({ name: 'best-effort-low', priority: 0 })];
@@ -207,17 +225,21 @@ describe('replay reproduces the kubelet eviction manager (through the command)',
     ]);
   });
 
-  test('critical pods are never evicted: static, mirror and system-critical priority', async () => {
-    const pods = [
-      makePod({ name: 'static', annotations: { 'kubernetes.io/config.source': 'file' } }),
-      makePod({ name: 'mirror', annotations: mirrorAnnotations() }),
-      makePod({ name: 'node-critical', priority: 2000001000 }),
-    ];
+  test('critical pods are never evicted: mirror and system-critical priority', async () => {
+    const pods = [makePod({ name: 'mirror', annotations: mirrorAnnotations() }), makePod({ name: 'node-critical', priority: 2000001000 })];
     const stats = pods.map((p) => makePodStats(p, { workingSetBytes: Gi, containerWorkingSetBytes: Gi }));
     const lines = await run('evictionHard:\n  memory.available: 1Gi\n', [{ time: at(0), summary: memorySummary(8 * Gi, 500 * Mi, stats), pods }]);
     expect(lines[0]?.nodeConditions).toEqual(['MemoryPressure']);
     expect(lines[0]?.thresholdsMet).toHaveLength(1);
     expect(lines[0]?.evictions).toEqual([]);
+  });
+
+  test('a pod claiming to be static through the annotations the kubelet overwrites (config.source, config.hash, config.seen) is evicted like any other', async () => {
+    const claimed = { 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.hash': '5e1d0c9b8a7f46e3a2b1c0d9e8f7a6b5', 'kubernetes.io/config.seen': '2026-11-01T12:00:00.000000000Z' };
+    const pods = [makePod({ name: 'claims-static', annotations: claimed }), makePod({ name: 'mirror', annotations: mirrorAnnotations() })];
+    const stats = pods.map((p) => makePodStats(p, { workingSetBytes: Gi, containerWorkingSetBytes: Gi }));
+    const lines = await run('evictionHard:\n  memory.available: 1Gi\n', [{ time: at(0), summary: memorySummary(8 * Gi, 500 * Mi, stats), pods }]);
+    expect(evicted(lines[0])).toEqual(['default/claims-static']);
   });
 
   test('stale stats: no eviction when the signal\'s timestamp has not advanced', async () => {

@@ -17,7 +17,7 @@ const MiB = 1024 * 1024;
 const NODE_LIMIT_BYTES = 1024n * BigInt(MiB);
 const CONDITION = 'kube-eviction-agent.io/MemoryPressure';
 
-const suite = e2eSuite({ nodeNames: ['node-hard', 'node-soft', 'node-critical'], needsCgroupV1: true });
+const suite = e2eSuite({ nodeNames: ['node-hard', 'node-soft', 'node-critical', 'node-annotated'], needsCgroupV1: true });
 
 function mebibytes(bytes: number): number {
   return Math.floor(bytes / MiB);
@@ -267,6 +267,52 @@ suite.test('critical pods (system-node-critical priority, a mirror pod) are neve
   expect(byShortcut + passedOver).toBeGreaterThanOrEqual(1);
   expect(agent.log.find('memory shortcut: evicting').filter((line) => line.fields.pod !== `${namespace}/leaky`)).toEqual([]);
   expect((await listEvents(admin, namespace, 'Evicted')).map((e) => e.involvedObject.name)).toEqual(['leaky']);
+  expect(node.oomKills()).toBe(0);
+  expectNoRefusals(agent);
+}, 120_000);
+
+// What the kubelet writes on a static pod it reads from a manifest, and overwrites (config.source
+// becomes `api`) on a pod it gets from the API server: there, anyone who can create a pod wrote them.
+const KUBELET_OWN_ANNOTATIONS = {
+  'kubernetes.io/config.source': 'file',
+  'kubernetes.io/config.hash': '5e1d0c9b8a7f46e3a2b1c0d9e8f7a6b5',
+  'kubernetes.io/config.seen': '2026-11-01T12:00:00.000000000Z',
+};
+
+suite.test('a leaking pod that claims to be a static pod (config.source: file, config.hash, config.seen, no mirror annotation) is evicted like any other, by the memory shortcut or the pass, and the executor\'s last check lets it go (root, cgroup v1, real kube-apiserver)', async (context) => {
+  const scenario = await startNodeScenario(context, { nodeName: 'node-annotated', namespace: 'annotated-pods', memoryLimitBytes: NODE_LIMIT_BYTES });
+  const { namespace, kubelet, pods, nodeName } = scenario;
+  const { admin } = context;
+  const node = scenario.node!;
+  await scenario.runPods([
+    { name: 'quiet', options: { memoryBytes: 24 * MiB } },
+    { name: 'claims-static', options: { memoryBytes: 16 * MiB, annotations: KUBELET_OWN_ANNOTATIONS } },
+  ]);
+  context.addDiagnostics(() => describeMemory(scenario, ['quiet', 'claims-static']));
+  // The API server keeps what the pod's author wrote: the agent sees the annotations as written.
+  expect(pods.latest('claims-static')?.metadata.annotations).toMatchObject(KUBELET_OWN_ANNOTATIONS);
+  const availableBytes = node.memory().availableBytes;
+  const hardMi = mebibytes(availableBytes) - 150;
+  const agent = await scenario.startAgent(agentConfig({ hardMi }));
+  await waitFor(async () => (await nodeCondition(admin, nodeName, CONDITION))?.status === 'False', { what: `${CONDITION} False at start`, timeoutMs: 15_000 });
+
+  node.resetMaxUsage();
+  kubelet.leak(namespace, 'claims-static', { targetBytes: availableBytes + 100 * MiB, stepBytes: 8 * MiB, intervalMs: 50 });
+  await pods.waitDeleted('claims-static', 30_000);
+
+  // It was evicted as the kubelet would have (a hard eviction, its processes ended locally), and nothing else was.
+  expect(pods.first('claims-static', (pod) => hasDisruptionTarget(pod, 'TerminationByKubelet'))).toBeDefined();
+  expect(pods.first('claims-static', terminating)?.object.metadata.deletionGracePeriodSeconds).toBe(1);
+  expect(agent.log.find('ended pod processes locally', { pod: `${namespace}/claims-static` })).toHaveLength(1);
+  expect(agent.log.find(`cannot evict a critical pod ${namespace}/claims-static`)).toEqual([]);
+  expect(pods.latest('quiet')).toBeDefined();
+  expect(pods.versions('quiet').some((v) => terminating(v.object))).toBe(false);
+  expect(kubelet.pod(namespace, 'quiet')?.workload?.running).toBe(true);
+  const evicted = await waitFor(async () => (await listEvents(admin, namespace, 'Evicted')).find((e) => e.involvedObject.name === 'claims-static'), { what: 'the Evicted event', timeoutMs: 10_000 });
+  expect(evicted).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Pod', namespace, name: 'claims-static' }, metadata: { annotations: { starved_resource: 'memory' } } });
+  expect((await listEvents(admin, namespace, 'Evicted')).map((e) => e.involvedObject.name)).toEqual(['claims-static']);
+  expect(await agent.metric('kube_eviction_agent_evictions_total', { action: 'delete', result: 'accepted' })).toBe(1);
+  expect(await agent.metric('kube_eviction_agent_evictions_total', { result: 'skipped' })).toBe(0);
   expect(node.oomKills()).toBe(0);
   expectNoRefusals(agent);
 }, 120_000);
