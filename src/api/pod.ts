@@ -153,6 +153,17 @@ export function isPodUid(uid: unknown): uid is string {
   return typeof uid === 'string' && (UUID_FORM.test(uid) || GENERATED_STATIC_POD_UID.test(uid));
 }
 
+/**
+ * Why a pod whose UID another listed pod also has is refused: the API server gives every pod its
+ * own, and two pods under one UID would have their stats, cgroup and processes taken for each
+ * other's, so none of them is trusted. The first three of `others` are named, as `show` writes
+ * them (only those: a thousand pods may share one UID); the rest of `otherCount` are counted.
+ */
+export function sharedPodUidReason<T>(uid: string, others: readonly T[], show: (other: T) => string, otherCount = others.length): string {
+  const named = others.slice(0, 3).map(show).join(', ');
+  return `the pod UID ${uid} is also listed for ${named}${otherCount > 3 ? ` and ${otherCount - 3} more` : ''}: the API server gives every pod its own`;
+}
+
 /** An outside value (a UID, a name) as it may be shown in a log line: bounded, quoted, control characters escaped. */
 export function printableValue(value: unknown): string {
   const text = typeof value === 'string' ? value : String(value);

@@ -1,7 +1,7 @@
 // The `explain` report: one observation and one decision as readable tables. Each signal's value
-// against each threshold, the ranked pods with the figures that ranked them, and what would be
-// evicted and why. Pure: it formats an engine result, so the same report serves a live node and
-// a recording.
+// against each threshold, the pods left out of the decision and why, the ranked pods with the
+// figures that ranked them, and what would be evicted and why. Pure: it formats an engine result,
+// so the same report serves a live node and a recording.
 
 import { podKey, type Pod } from '../api/pod.js';
 import { formatQuantity, quantityFromInteger } from '../api/quantity.js';
@@ -17,6 +17,7 @@ import type { OomKillSettings, StormGuardSettings } from '../api/agent-settings.
 import { containerNamesById, runtimeContainerIdOf } from '../api/container-id.js';
 import type { OomKillCounts } from '../compose/node-side.js';
 import { ownerKey } from '../eviction/owner.js';
+import type { ReplayRefusedPod } from '../replay/input.js';
 import type { ReplayStormGuardLine } from '../replay/runner.js';
 
 export interface ExplainInput {
@@ -25,6 +26,8 @@ export interface ExplainInput {
   readonly thresholds: readonly Threshold[];
   readonly summary: Summary | null;
   readonly pods: readonly Pod[];
+  /** A recording's pods refused at the step (never ranked or evicted), each with its line, field and reason. */
+  readonly refusedPods?: readonly ReplayRefusedPod[];
   readonly dedicatedImageFs: boolean;
   readonly splitContainerFs: boolean;
   /** A heading line: where the data came from. */
@@ -143,6 +146,15 @@ export function explainReport(input: ExplainInput): string {
   out.push(input.source, '');
   out.push('Signals and thresholds', table(['SIGNAL', 'AVAILABLE', 'CAPACITY', 'THRESHOLD', 'KIND', 'STATE'], signalRows(input)), '');
   out.push(`Node conditions: ${result.nodeConditions.length === 0 ? 'none' : result.nodeConditions.join(', ')} (the pressure transition period applied)`, '');
+
+  const refused = input.refusedPods ?? [];
+  if (refused.length > 0) {
+    out.push(
+      `Refused pods: ${refused.length} of the recording's pods ${refused.length === 1 ? 'is' : 'are'} left out (never ranked or evicted), as the agent leaves out a pod it cannot trust`,
+      table(['POD', 'REASON'], refused.map((r) => [r.pod, r.reason])).replace(/^/gm, '  '),
+      '',
+    );
+  }
 
   const ranks = ranking(input);
   if (ranks !== null) {

@@ -10,7 +10,7 @@
 
 import type { Logger } from '../api/logger.js';
 import { nodePodUid } from '../api/node-pod-uid.js';
-import { isPodUid, podIdentityProblem, podKey, printableValue, type Pod } from '../api/pod.js';
+import { isPodUid, podIdentityProblem, podKey, printableValue, sharedPodUidReason, type Pod } from '../api/pod.js';
 import type { ClusterView } from './ports.js';
 
 export type PodRefusalReason = 'uid' | 'name' | 'other-node';
@@ -37,7 +37,7 @@ function sharedUid(pod: Pod, keysByUid: ReadonlyMap<string, readonly string[]>):
   const keys = keysByUid.get(pod.metadata.uid ?? '') ?? [];
   if (keys.length < 2) return null;
   const others = keys.filter((key) => key !== podKey(pod));
-  return { reason: 'uid', message: `the pod UID ${pod.metadata.uid ?? ''} is also listed for ${others.slice(0, 3).map((key) => printableValue(key)).join(', ')}${others.length > 3 ? ` and ${others.length - 3} more` : ''}: the API server gives every pod its own` };
+  return { reason: 'uid', message: sharedPodUidReason(pod.metadata.uid ?? '', others, (key) => printableValue(key)) };
 }
 
 const idOf = (pod: Pod): string => `${podKey(pod)}\u0000${String(pod.metadata.uid)}`;

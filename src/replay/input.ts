@@ -1,9 +1,14 @@
 // The replay input format: JSON Lines, one step per line. This file parses and validates one
 // line into a step, and names the line and the field path of anything wrong, so an operator can
 // fix a recording without guessing. Only `time` is required; absent keys keep their previous value.
+// What makes a line unusable (its JSON, its time, the Summary's or the Node's shape) stops the
+// replay; what is wrong with one pod refuses that pod alone, with its reason, as the running agent
+// refuses a pod it cannot trust and decides on the rest: a recording of a real node holds what the
+// kubelet accepted (a static pod's manifest may set any `metadata.uid`, which its mirror pod's
+// annotation then carries), and one odd pod must not make the whole node's history unreadable.
 
 import { CONFIG_MIRROR_ANNOTATION_KEY, nodePodUid } from '../api/node-pod-uid.js';
-import type { Node, Pod } from '../api/pod.js';
+import { sharedPodUidReason, type Node, type Pod } from '../api/pod.js';
 import { parseQuantity, QuantityParseError } from '../api/quantity.js';
 import type { Summary } from '../api/summary.js';
 import { validateSummary as checkSummary } from '../api/summary-validation.js';
@@ -12,12 +17,26 @@ import { errorMessage, ReplayInputError } from '../errors.js';
 
 export { formatRfc3339, parseRfc3339 };
 
+/**
+ * A pod of a step's `pods` left out of the step, as the agent leaves out a pod it cannot trust:
+ * never ranked, evicted or handed to the taint logic.
+ */
+export interface ReplayRefusedPod {
+  /** `namespace/name`, or `pods[i]` when the entry has no name. */
+  readonly pod: string;
+  /** The line, the field path and what is wrong: `line 3: pods[1].metadata.uid: is required`. */
+  readonly reason: string;
+}
+
 /** One parsed step. Absent keys are `undefined` and keep the previous step's value. */
 export interface ReplayStep {
   readonly line: number;
   readonly timeMs: number;
   readonly summary?: Summary;
+  /** The pods of the step's `pods` that were not refused. */
   readonly pods?: Pod[];
+  /** With `pods`: the entries refused, in their order (empty when none was). */
+  readonly refusedPods?: readonly ReplayRefusedPod[];
   readonly node?: Node | null;
   readonly dedicatedImageFs?: boolean;
   readonly splitContainerFs?: boolean;
@@ -131,8 +150,9 @@ function validateContainers(value: Json | undefined, where: Where, required: boo
 }
 
 /**
- * Validates the fields of a v1.Pod the engine reads. A pod needs a UID: stats are matched by it (a
- * mirror pod's by its static pod's UID, the `kubernetes.io/config.mirror` annotation).
+ * Validates the fields of a v1.Pod the engine reads; throws at the first problem, which refuses
+ * the pod. A pod needs a UID: stats are matched by it (a mirror pod's by its static pod's UID, the
+ * `kubernetes.io/config.mirror` annotation, which must have a form the agent may use as a UID).
  */
 export function validatePod(value: unknown, where: Where): Pod {
   const pod = expectObject(value, where);
@@ -149,6 +169,17 @@ export function validatePod(value: unknown, where: Where): Pod {
     // A mirror pod's stats are under its static pod's UID, which this annotation must name.
     const id = nodePodUid(pod as unknown as Pod);
     if (!id.ok) throw aw.key(CONFIG_MIRROR_ANNOTATION_KEY).error(id.reason.replace(/^its \S+ annotation /, ''));
+  }
+  if (metadata.ownerReferences !== undefined && metadata.ownerReferences !== null) {
+    // The storm guard counts evictions by owner, read from these.
+    expectArray(metadata.ownerReferences, mw.key('ownerReferences')).forEach((r, i) => {
+      const rw = mw.key('ownerReferences').index(i);
+      const ref = expectObject(r, rw);
+      requiredString(ref, 'kind', rw);
+      requiredString(ref, 'name', rw);
+      for (const key of ['apiVersion', 'uid']) optionalString(ref, key, rw);
+      if (ref.controller !== undefined && ref.controller !== null && typeof ref.controller !== 'boolean') throw rw.key('controller').error(`expected a boolean, got ${typeName(ref.controller)}`);
+    });
   }
   if (metadata.namespace === undefined) metadata.namespace = 'default';
   const sw = where.key('spec');
@@ -184,6 +215,96 @@ export function validatePod(value: unknown, where: Where): Pod {
   }
   if (pod.status !== undefined && pod.status !== null) expectObject(pod.status, where.key('status'));
   return pod as unknown as Pod;
+}
+
+/** How a refused entry is named: its key when it has a name, else its place in the list. */
+function entryName(value: Json, where: Where): string {
+  const metadata = typeof value === 'object' && value !== null && !Array.isArray(value) ? value.metadata : undefined;
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) return where.path;
+  const { name, namespace } = metadata;
+  if (typeof name !== 'string' || name === '') return where.path;
+  const key = `${typeof namespace === 'string' && namespace !== '' ? namespace : 'default'}/${name}`;
+  return key.length > 320 ? `${key.slice(0, 320)}...` : key;
+}
+
+/** A UID as a reason shows it: as it is when plain, else quoted and bounded. */
+function shownUid(uid: string): string {
+  return /^[\w.-]{1,80}$/.test(uid) ? uid : JSON.stringify(uid.length > 80 ? `${uid.slice(0, 80)}...` : uid);
+}
+
+/**
+ * A step's pods: each checked by itself, then against the others (the UIDs stats are matched by
+ * must each name one pod). A refused pod is left out with its reason; the rest are decided on.
+ */
+function checkPods(entries: Json[], where: Where): { pods: Pod[]; refusedPods: ReplayRefusedPod[] } {
+  const refusals: (ReplayInputError | null)[] = [];
+  const checked: (Pod | null)[] = entries.map((entry, i) => {
+    try {
+      const pod = validatePod(entry, where.index(i));
+      refusals.push(null);
+      return pod;
+    } catch (err) {
+      if (!(err instanceof ReplayInputError)) throw err;
+      refusals.push(err);
+      return null;
+    }
+  });
+  const refuse = (i: number, error: ReplayInputError): void => {
+    refusals[i] ??= error;
+  };
+  const names = entries.map((entry, i) => entryName(entry, where.index(i)));
+  const shown = (j: number): string => (names[j] === where.index(j).path ? names[j] : `${where.index(j).path} (${names[j]})`);
+
+  // The API server gives every pod its own UID: pods sharing one are none of them trusted, whatever
+  // else is wrong with them (as the agent's node pod filter judges a node's pods).
+  const byUid = new Map<string, number[]>();
+  entries.forEach((entry, i) => {
+    const metadata = typeof entry === 'object' && entry !== null && !Array.isArray(entry) ? entry.metadata : undefined;
+    const uid = typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata) ? metadata.uid : undefined;
+    if (typeof uid !== 'string' || uid === '') return;
+    const list = byUid.get(uid);
+    if (list === undefined) byUid.set(uid, [i]);
+    else list.push(i);
+  });
+  for (const [uid, list] of byUid) {
+    if (list.length < 2) continue;
+    for (const i of list) {
+      // The first others only, so that many pods sharing one UID cost linear time.
+      const others = list.slice(0, 4).filter((j) => j !== i);
+      refuse(i, where.index(i).key('metadata').key('uid').error(sharedPodUidReason(shownUid(uid), others, shown, list.length - 1)));
+    }
+  }
+
+  // A static pod's UID names its stats: it must be no other pod's, API or static. The pod whose
+  // API UID it is keeps it (the API server's UIDs come first); mirror pods claiming one static UID
+  // are all refused.
+  const byStaticUid = new Map<string, number[]>();
+  checked.forEach((pod, i) => {
+    if (pod === null || refusals[i] !== null) return;
+    const id = nodePodUid(pod);
+    if (!id.ok || !id.mirror) return;
+    const list = byStaticUid.get(id.uid);
+    if (list === undefined) byStaticUid.set(id.uid, [i]);
+    else list.push(i);
+  });
+  for (const [uid, list] of byStaticUid) {
+    for (const i of list) {
+      const field = where.index(i).key('metadata').key('annotations').key(CONFIG_MIRROR_ANNOTATION_KEY);
+      const apiOwner = byUid.get(uid)?.find((j) => j !== i);
+      const otherMirror = list.find((j) => j !== i);
+      if (apiOwner !== undefined) refuse(i, field.error(`static pod UID ${uid} is also the UID of ${shown(apiOwner)}`));
+      else if (otherMirror !== undefined) refuse(i, field.error(`static pod UID ${uid} is also the static pod UID of ${shown(otherMirror)}`));
+    }
+  }
+
+  const pods: Pod[] = [];
+  const refusedPods: ReplayRefusedPod[] = [];
+  checked.forEach((pod, i) => {
+    const refusal = refusals[i] ?? null;
+    if (refusal !== null) refusedPods.push({ pod: names[i] ?? where.index(i).path, reason: refusal.message });
+    else if (pod !== null) pods.push(pod);
+  });
+  return { pods, refusedPods };
 }
 
 function validateNode(value: unknown, where: Where): Node | null {
@@ -234,24 +355,9 @@ export function parseReplayLine(text: string, line: number, previousTimeMs: numb
   const result: { -readonly [K in keyof ReplayStep]: ReplayStep[K] } = { line, timeMs };
   if (step.summary !== undefined) result.summary = validateSummary(step.summary, where.key('summary'));
   if (step.pods !== undefined) {
-    const pods = expectArray(step.pods, where.key('pods')).map((p, i) => validatePod(p, where.key('pods').index(i)));
-    const seen = new Map<string, number>();
-    pods.forEach((pod, i) => {
-      const uid = pod.metadata.uid as string;
-      const first = seen.get(uid);
-      if (first !== undefined) throw where.key('pods').index(i).key('metadata').key('uid').error(`duplicate pod UID ${uid} (also pods[${first}])`);
-      seen.set(uid, i);
-    });
-    // A static pod's UID names its stats: it must be no other pod's.
-    pods.forEach((pod, i) => {
-      const id = nodePodUid(pod);
-      const other = id.ok && id.mirror ? seen.get(id.uid) : undefined;
-      if (id.ok && other !== undefined && other !== i) {
-        throw where.key('pods').index(i).key('metadata').key('annotations').key(CONFIG_MIRROR_ANNOTATION_KEY).error(`static pod UID ${id.uid} is also the UID of pods[${other}]`);
-      }
-      if (id.ok && id.mirror) seen.set(id.uid, i);
-    });
+    const { pods, refusedPods } = checkPods(expectArray(step.pods, where.key('pods')), where.key('pods'));
     result.pods = pods;
+    result.refusedPods = refusedPods;
   }
   if (step.node !== undefined) result.node = validateNode(step.node, where.key('node'));
   for (const key of ['dedicatedImageFs', 'splitContainerFs'] as const) {

@@ -16,7 +16,7 @@ import type { Eviction, SynchronizeResult } from '../eviction/types.js';
 import type { TaintEvent } from '../taint/taint-event.js';
 import { TaintHandler } from '../taint/taint-handler.js';
 import type { TaintOptions } from '../taint/taint-options.js';
-import { formatRfc3339, type ReplayStep } from './input.js';
+import { formatRfc3339, type ReplayRefusedPod, type ReplayStep } from './input.js';
 
 export interface ReplayThresholdLine {
   readonly signal: string;
@@ -58,6 +58,8 @@ export interface ReplayOutputLine {
   readonly evictions: readonly ReplayEvictionLine[];
   /** NoExecute taint decisions since the previous line, in time order. */
   readonly taintEvictions: readonly ReplayTaintLine[];
+  /** Only on the line of a step whose `pods` had refusals: the pods left out, until a step brings other pods. */
+  readonly refusedPods?: readonly ReplayRefusedPod[];
   readonly stormGuard?: ReplayStormGuardLine;
 }
 
@@ -78,12 +80,17 @@ export function evictionLine(eviction: Eviction): ReplayEvictionLine {
   };
 }
 
+// The last instant an RFC 3339 timestamp can name. A pod may tolerate a taint for up to int64
+// seconds (a value near its maximum is often written to mean "forever"), far past it; such a fire
+// time is shown as this instant rather than ending the replay.
+const LATEST_RFC3339_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 export function taintLine(event: TaintEvent): ReplayTaintLine {
   return {
     pod: event.podKey,
     action: event.type,
     at: formatRfc3339(event.atMs),
-    ...(event.type === 'scheduled' ? { fireAt: formatRfc3339(event.fireAtMs) } : {}),
+    ...(event.type === 'scheduled' ? { fireAt: formatRfc3339(Math.min(event.fireAtMs, LATEST_RFC3339_MS)) } : {}),
   };
 }
 
@@ -125,6 +132,7 @@ export class ReplayRunner {
   private taintEvents: TaintEvent[] = [];
   private summary: Summary | null = null;
   private pods: Pod[] = [];
+  private refusedPods: readonly ReplayRefusedPod[] = [];
   private node: Node | null = null;
   private dedicatedImageFs = false;
   private splitContainerFs = false;
@@ -155,14 +163,23 @@ export class ReplayRunner {
     return this.node;
   }
 
-  /** The engine's full result for the last step, and the inputs it decided on (for `explain`). */
-  lastStep(): { result: SynchronizeResult; thresholds: readonly Threshold[]; summary: Summary | null; pods: Pod[]; dedicatedImageFs: boolean; splitContainerFs: boolean } | null {
+  /** The engine's full result for the last step, and the inputs it decided on (for `explain`), with the pods left out of them. */
+  lastStep(): {
+    result: SynchronizeResult;
+    thresholds: readonly Threshold[];
+    summary: Summary | null;
+    pods: Pod[];
+    refusedPods: readonly ReplayRefusedPod[];
+    dedicatedImageFs: boolean;
+    splitContainerFs: boolean;
+  } | null {
     if (this.lastResultValue === null) return null;
     return {
       result: this.lastResultValue,
       thresholds: this.manager.thresholds,
       summary: this.summary,
       pods: this.pods.filter(isActive),
+      refusedPods: this.refusedPods,
       dedicatedImageFs: this.dedicatedImageFs,
       splitContainerFs: this.splitContainerFs,
     };
@@ -173,7 +190,10 @@ export class ReplayRunner {
     this.clock.advanceTo(step.timeMs);
     const previousNode = this.node;
     if (step.summary !== undefined) this.summary = step.summary;
-    if (step.pods !== undefined) this.pods = step.pods;
+    if (step.pods !== undefined) {
+      this.pods = step.pods;
+      this.refusedPods = step.refusedPods ?? [];
+    }
     if (step.node !== undefined) this.node = step.node;
     if (step.dedicatedImageFs !== undefined) this.dedicatedImageFs = step.dedicatedImageFs;
     if (step.splitContainerFs !== undefined) this.splitContainerFs = step.splitContainerFs;
@@ -191,7 +211,9 @@ export class ReplayRunner {
     this.clock.advanceTo(step.timeMs);
     const events = this.taintEvents;
     this.taintEvents = [];
-    const line = outputLine(step.timeMs, result, events);
+    const decided = outputLine(step.timeMs, result, events);
+    // Lines without refusals stay as they were: the key is there only when a step's pods had some.
+    const line = step.pods !== undefined && this.refusedPods.length > 0 ? { ...decided, refusedPods: this.refusedPods } : decided;
     const guarded = this.guard(result, step.timeMs);
     this.lastStormGuardLine = guarded;
     return guarded === null ? line : { ...line, evictions: guarded.heldBack === undefined ? line.evictions : [], stormGuard: guarded };

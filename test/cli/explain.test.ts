@@ -2,7 +2,7 @@
 // figures, and the decision with the kubelet's message.
 
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubeconfigFor, startApiStandIn } from '../../src/demo/api-stand-in.js';
@@ -25,6 +25,31 @@ describe('explain --replay', () => {
     expect(out).toMatch(/2\s+default\/leaky\s+0\s+1536Mi\s+512Mi\s+yes\s+<- evicted/);
     expect(out).toMatch(/Evict default\/leaky for memory\.available \(soft\), grace period 30s/);
     expect(out).toMatch(/If a PodDisruptionBudget refuses: default\/batch, then default\/web/);
+  });
+
+  test('a refused pod: its own section names it, its line, field and reason; the decision is on the rest', () => {
+    // The shipped example, its static pod's manifest setting metadata.uid "abc" (which the kubelet
+    // keeps, and reports the pod's stats under).
+    const recording = readFileSync(RECORDING, 'utf8').replaceAll('8d4b5c1e2f3a49b6a7c8d9e0f1a2b3c4', 'abc');
+    const dir = mkdtempSync(join(tmpdir(), 'kea-explain-'));
+    try {
+      const path = join(dir, 'custom-hash.jsonl');
+      writeFileSync(path, recording);
+      const result = runCli(['explain', '--config', CONFIG, '--replay', path, '--at', '2026-11-01T12:00:40Z']);
+      expect(result.stderr).toBe('');
+      expect(result.status).toBe(0);
+      const out = result.stdout;
+      expect(out).toMatch(/^Refused pods: 1 of the recording's pods is left out \(never ranked or evicted\), as the agent leaves out a pod it cannot trust$/m);
+      expect(out).toMatch(/^ {2}POD\s+REASON$/m);
+      expect(out).toMatch(/^ {2}kube-system\/etcd-node-a\s+line 1: pods\[0\]\.metadata\.annotations\["kubernetes\.io\/config\.mirror"\]: "abc" is not a static pod UID \(32 lowercase hex digits, or a UUID\)$/m);
+      expect(out).not.toMatch(/\d+\s+kube-system\/etcd-node-a/);
+      expect(out).toMatch(/1\s+default\/leaky\s+0\s+1536Mi\s+512Mi\s+yes\s+<- evicted/);
+      expect(out).toMatch(/Evict default\/leaky for memory\.available \(soft\), grace period 30s/);
+      // The recording without refusals has no such section.
+      expect(runCli(['explain', '--config', CONFIG, '--replay', RECORDING, '--at', '2026-11-01T12:00:40Z']).stdout).not.toMatch(/Refused pods/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('within the grace period: the threshold is met but nothing is evicted yet', () => {

@@ -281,11 +281,85 @@ describe('replay reproduces the kubelet eviction manager (through the command)',
   });
 });
 
+// A recording of a real node holds what the kubelet accepted. What is wrong with one pod refuses
+// that pod alone, as the running agent refuses it: the rest is decided on, the refused pod is never
+// evicted, and the output line of the step that brought it says which pod and why.
+describe('replay refuses an odd pod and decides on the rest', () => {
+  const config = 'evictionHard:\n  memory.available: 1Gi\n';
+  // The kubelet keeps the metadata.uid a static pod's manifest sets, and its mirror pod carries it.
+  const etcd = makePod({ name: 'etcd-node-a', namespace: 'kube-system', annotations: { 'kubernetes.io/config.mirror': 'abc', 'kubernetes.io/config.hash': 'abc', 'kubernetes.io/config.source': 'file' } });
+  const leaky = makePod({ name: 'leaky', requests: { memory: '100Mi' } });
+  const batch = makePod({ name: 'batch', requests: { memory: '100Mi' } });
+  const ETCD_REFUSAL = { pod: 'kube-system/etcd-node-a', reason: 'line 1: pods[0].metadata.annotations["kubernetes.io/config.mirror"]: "abc" is not a static pod UID (32 lowercase hex digits, or a UUID)' };
+  const steps = (pods: unknown[]): unknown[] => {
+    const stats = [
+      { podRef: { name: 'etcd-node-a', namespace: 'kube-system', uid: 'abc' }, memory: { workingSetBytes: 3 * Gi }, containers: [{ name: 'app', memory: { workingSetBytes: 3 * Gi } }] },
+      makePodStats(leaky, { workingSetBytes: 2 * Gi, containerWorkingSetBytes: 2 * Gi }),
+      makePodStats(batch, { workingSetBytes: 200 * Mi, containerWorkingSetBytes: 200 * Mi }),
+    ];
+    return [
+      { time: at(0), summary: memorySummary(8 * Gi, 500 * Mi, stats), pods },
+      { time: at(10), summary: memorySummary(8 * Gi, 500 * Mi, stats) },
+    ];
+  };
+
+  test('a mirror pod with a custom static pod UID ("abc"): refused and named on its step\'s line, the others decided on, through the command line', async () => {
+    const result = await replayThroughCli(config, steps([etcd, leaky, batch]));
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const lines = result.lines as unknown as (OutLine & { refusedPods?: unknown })[];
+    expect(lines.map(evicted)).toEqual([['default/leaky'], ['default/leaky']]);
+    expect(lines[0]?.refusedPods).toEqual([ETCD_REFUSAL]);
+    // Only the line of the step that brought the pods says it; the refusal holds for the steps that keep them.
+    expect(lines[1]).not.toHaveProperty('refusedPods');
+    expect(Object.keys(lines[0] ?? {})).toEqual(['time', 'nodeConditions', 'thresholdsMet', 'evictions', 'taintEvictions', 'refusedPods']);
+  });
+
+  test('a step whose pods have no refusal prints no refusedPods key, and lifts the earlier refusal', async () => {
+    const [first] = steps([etcd, leaky, batch]);
+    const later = { time: at(20), pods: [leaky, batch] };
+    const lines = (await run(config, [first, later])) as (OutLine & { refusedPods?: unknown })[];
+    expect(lines[0]?.refusedPods).toEqual([ETCD_REFUSAL]);
+    expect(lines[1]).not.toHaveProperty('refusedPods');
+  });
+
+  const base = makePod({ name: 'odd', requests: { memory: '100Mi' } });
+  const odd = (metadata: Record<string, unknown>, spec: Record<string, unknown> = {}): unknown => ({ ...base, metadata: { ...base.metadata, ...metadata }, spec: { ...base.spec, ...spec } });
+  // Each odd pod is the biggest user of memory, so it would be the one evicted were it kept.
+  const cases: { name: string; pod: unknown; reason: RegExp }[] = [
+    { name: 'an invalid quantity in its requests', pod: odd({}, { containers: [{ name: 'app', resources: { requests: { memory: 'lots' } } }] }), reason: /^line 1: pods\[0\]\.spec\.containers\[0\]\.resources\.requests\.memory: invalid quantity "lots"/ },
+    { name: 'a non-integer priority', pod: odd({}, { priority: 'low' }), reason: /^line 1: pods\[0\]\.spec\.priority: expected an integer, got "low"$/ },
+    { name: 'a container without a name', pod: odd({}, { containers: [{ resources: {} }] }), reason: /^line 1: pods\[0\]\.spec\.containers\[0\]\.name: is required$/ },
+    { name: 'a non-string annotation', pod: odd({ annotations: { 'example.com/owner': null } }), reason: /^line 1: pods\[0\]\.metadata\.annotations\["example\.com\/owner"\]: expected a string, got null$/ },
+    { name: 'a malformed toleration', pod: odd({}, { tolerations: [{ key: 'k', operator: 'Exists', tolerationSeconds: 1.5 }] }), reason: /^line 1: pods\[0\]\.spec\.tolerations\[0\]\.tolerationSeconds: expected an integer, got 1\.5$/ },
+    { name: 'the UID of another pod (both refused)', pod: odd({ uid: 'uid-default-batch' }), reason: /^line 1: pods\[0\]\.metadata\.uid: the pod UID uid-default-batch is also listed for pods\[2\] \(default\/batch\): the API server gives every pod its own$/ },
+    { name: 'a static pod UID that is another pod\'s UID', pod: odd({ annotations: { 'kubernetes.io/config.mirror': '0a1b2c3d-0000-4000-8000-00000000000a' } }), reason: /^line 1: pods\[0\]\.metadata\.annotations\["kubernetes\.io\/config\.mirror"\]: static pod UID 0a1b2c3d-0000-4000-8000-00000000000a is also the UID of pods\[1\] \(default\/leaky\)$/ },
+  ];
+  for (const tc of cases) {
+    test(`a pod with ${tc.name} is refused, never evicted; the next in rank goes`, async () => {
+      const victim = tc.name.startsWith('a static') ? { ...leaky, metadata: { ...leaky.metadata, uid: '0a1b2c3d-0000-4000-8000-00000000000a' } } : leaky;
+      const stats = [
+        { podRef: { name: 'odd', namespace: 'default', uid: 'uid-default-odd' }, memory: { workingSetBytes: 3 * Gi }, containers: [{ name: 'app', memory: { workingSetBytes: 3 * Gi } }] },
+        makePodStats(victim, { workingSetBytes: 2 * Gi, containerWorkingSetBytes: 2 * Gi }),
+        makePodStats(batch, { workingSetBytes: 200 * Mi, containerWorkingSetBytes: 200 * Mi }),
+      ];
+      const lines = (await run(config, [{ time: at(0), summary: memorySummary(8 * Gi, 500 * Mi, stats), pods: [tc.pod, victim, batch] }])) as (OutLine & { refusedPods?: { pod: string; reason: string }[] })[];
+      const refused = lines[0]?.refusedPods ?? [];
+      expect(refused[0]).toEqual({ pod: 'default/odd', reason: expect.stringMatching(tc.reason) });
+      expect(evicted(lines[0])).not.toContain('default/odd');
+      // Sharing batch's UID takes batch out too; the leak is evicted either way.
+      expect(evicted(lines[0])).toEqual(['default/leaky']);
+      expect(refused.map((r) => r.pod)).toEqual(tc.name.startsWith('the UID of another') ? ['default/odd', 'default/batch'] : ['default/odd']);
+    });
+  }
+});
+
 describe('replay stops on bad input, naming the line and the field', () => {
   const cases: { name: string; input: string; printed: number; message: RegExp }[] = [
     { name: 'invalid JSON on line 2', input: `{"time":"${at(0)}"}\n{"time":\n`, printed: 1, message: /recording\.jsonl: line 2: invalid JSON/ },
     { name: 'time going backwards', input: `{"time":"${at(10)}"}\n{"time":"${at(0)}"}\n`, printed: 1, message: /line 2: time: time goes backwards/ },
-    { name: 'a pod without a UID', input: `{"time":"${at(0)}"}\n\n{"time":"${at(1)}","pods":[{"metadata":{"name":"p"},"spec":{"containers":[]}}]}\n`, printed: 1, message: /line 3: pods\[0\]\.metadata\.uid: is required/ },
+    { name: 'pods that are not a list', input: `{"time":"${at(0)}"}\n\n{"time":"${at(1)}","pods":{"metadata":{"name":"p"}}}\n`, printed: 1, message: /line 3: pods: expected an array, got an object/ },
+    { name: 'a node of the wrong shape', input: `{"time":"${at(0)}","node":{"metadata":{"name":"n"},"spec":{"taints":[{"key":"k"}]}}}\n`, printed: 0, message: /line 1: node\.spec\.taints\[0\]\.effect: is required/ },
     { name: 'a field of the wrong type', input: `{"time":"${at(0)}","summary":{"node":{"memory":{"availableBytes":"lots"}}}}\n`, printed: 0, message: /line 1: summary\.node\.memory\.availableBytes: expected a non-negative integer/ },
   ];
   for (const tc of cases) {

@@ -51,6 +51,13 @@ describe('NoExecute taints through replay', () => {
     expect(lines[2]).toEqual([{ pod: 'default/web', action: 'deleted', at: at(30) }]);
   });
 
+  test('a toleration for int64\'s largest count of seconds (written to mean forever) is scheduled past any timestamp: shown at the last RFC 3339 instant, the replay goes on', async () => {
+    // A recording's 9223372036854775807 is read as the nearest double, 2^63.
+    const pod = tolerating('web', { key: 'maintenance', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 2 ** 63 });
+    const lines = await taintLines([{ time: at(0), node: node({ key: 'maintenance' }), pods: [pod] }, { time: at(60) }]);
+    expect(lines).toEqual([[{ pod: 'default/web', action: 'scheduled', at: at(0), fireAt: '9999-12-31T23:59:59.999Z' }], []]);
+  });
+
   test('removing the taint cancels the pending deletion', async () => {
     const pod = tolerating('web', { key: 'maintenance', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 });
     const lines = await taintLines([{ time: at(0), node: node({ key: 'maintenance' }), pods: [pod] }, { time: at(10), node: node() }, { time: at(60) }]);

@@ -170,3 +170,35 @@ test('record then replay: the recording replays to the decision the engine made 
   expect(decisions.map((d) => d.evictions.map((e) => e.pod))).toEqual([[], ['default/leaky']]);
   expect(decisions[1]?.nodeConditions).toEqual(['MemoryPressure']);
 });
+
+test('a mirror pod whose static pod UID the manifest set ("abc") is recorded as it is; its replay refuses it alone and decides on the rest', async () => {
+  const clock = new FakeClock();
+  const sources = new ScriptedSources();
+  const etcd = withVersion(makePod({ name: 'etcd-node-a', namespace: 'kube-system', annotations: { 'kubernetes.io/config.mirror': 'abc', 'kubernetes.io/config.hash': 'abc', 'kubernetes.io/config.source': 'file' } }), '12');
+  sources.podLists = [[etcd, leaky, batch]];
+  sources.availableBytes = [900 * Mi];
+  const run = runOptions(clock, { maxSteps: 1 });
+  const outcome = record(sources, run.options);
+  await drive(clock, outcome);
+  expect(await outcome).toMatchObject({ steps: 1, droppedPods: 0, failedCaptures: 0 });
+  const pods = parsed(run)[0]?.pods as Pod[];
+  expect(pods.map((p) => p.metadata.name)).toEqual(['etcd-node-a', 'leaky', 'batch']);
+  expect(pods[0]).toEqual(withoutManaged(etcd));
+  expect(run.progress).toEqual([expect.stringMatching(/^step 1: 0\.0 s, [\d.]+ KiB$/)]);
+
+  const config = parseConfigText('apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nevictionHard:\n  memory.available: 1Gi\n', 'config.yaml');
+  const input = new PassThrough();
+  input.end(run.lines.join(''));
+  const output = new PassThrough();
+  let printed = '';
+  output.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+  expect(await replayStream(config.eviction, input, output)).toBe(1);
+  const decision = JSON.parse(printed) as { evictions: { pod: string }[]; refusedPods: { pod: string; reason: string }[] };
+  expect(decision.evictions.map((e) => e.pod)).toEqual(['default/leaky']);
+  expect(decision.refusedPods).toEqual([{ pod: 'kube-system/etcd-node-a', reason: 'line 1: pods[0].metadata.annotations["kubernetes.io/config.mirror"]: "abc" is not a static pod UID (32 lowercase hex digits, or a UUID)' }]);
+});
+
+function withoutManaged(pod: Pod): Pod {
+  const { managedFields: _dropped, ...metadata } = pod.metadata as Pod['metadata'] & { managedFields?: unknown };
+  return { ...pod, metadata };
+}
