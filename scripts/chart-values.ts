@@ -282,6 +282,24 @@ export function renderValues(current = readFileSync(VALUES_PATH, 'utf8'), settin
   return current.slice(0, begin) + renderConfigRegion(settings) + current.slice(end + END.length + 1);
 }
 
+// A NetworkPolicyPeer: its three fields and nothing else (a misspelt one would admit everyone the
+// others do not narrow down).
+const LABEL_SELECTOR: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { matchLabels: { type: 'object', additionalProperties: { type: 'string' } }, matchExpressions: { type: 'array', items: { type: 'object' } } },
+};
+const NETWORK_POLICY_PEER: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    namespaceSelector: LABEL_SELECTOR,
+    podSelector: LABEL_SELECTOR,
+    ipBlock: { type: 'object', additionalProperties: false, required: ['cidr'], properties: { cidr: { type: 'string', minLength: 1 }, except: { type: 'array', items: { type: 'string' } } } },
+  },
+};
+
 // The chart's own values (everything but `config`), as the templates use them.
 const CHART_VALUES_SCHEMA: Readonly<Record<string, JsonSchema>> = {
   global: { type: 'object' },
@@ -320,6 +338,11 @@ const CHART_VALUES_SCHEMA: Readonly<Record<string, JsonSchema>> = {
     properties: { enabled: { type: 'boolean' }, namespace: { type: 'string' }, labels: { type: 'object', additionalProperties: { type: 'string' } } },
   },
   prometheusRule: { type: 'object', additionalProperties: false, properties: { enabled: { type: 'boolean' }, labels: { type: 'object', additionalProperties: { type: 'string' } } } },
+  networkPolicy: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { enabled: { type: 'boolean' }, metricsFrom: { type: 'array', items: NETWORK_POLICY_PEER }, probesFrom: { type: 'array', items: NETWORK_POLICY_PEER } },
+  },
 };
 
 function sectionSchema(settings: readonly ChartSetting[], depth: number): JsonSchema {

@@ -14,8 +14,9 @@ render() {
 #
 #   kubectl apply -f deploy/
 #
-# This file: a Namespace, a ServiceAccount with least-privilege RBAC, the configuration (a ConfigMap
-# holding an AgentConfiguration), and the DaemonSet. node-restriction.yaml beside it holds every
+# This file: a Namespace, a NetworkPolicy (the metrics port for the scrapers, the probe port for the
+# node), a ServiceAccount with least-privilege RBAC, the configuration (a ConfigMap holding an
+# AgentConfiguration), and the DaemonSet. node-restriction.yaml beside it holds every
 # agent to its own node (Kubernetes 1.32 or later). docs/deployment.md explains every permission,
 # mount and setting below; docs/configuration.md is the configuration reference.
 #

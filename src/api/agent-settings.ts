@@ -160,14 +160,23 @@ export interface ConfigReloadSettings {
   readonly applyThresholdsThatEvictNow: boolean;
 }
 
-/** The metrics and health endpoint. */
+/**
+ * The metrics and health endpoint, and the probe listener beside it: `/healthz` and `/readyz` on a
+ * port of their own with a connection limit of their own, so that whatever holds the metrics port's
+ * connections (a scraper gone wrong, a flood) cannot starve the kubelet's probes and get the agent
+ * restarted.
+ */
 export interface ServerSettings {
-  /** The address to bind (`0.0.0.0` for every interface, `127.0.0.1` for this host only). */
+  /** The address both listeners bind (`0.0.0.0` for every interface, `127.0.0.1` for this host only). */
   readonly address: string;
-  /** 0 disables the server. */
+  /** `/metrics`, `/healthz` and `/readyz`; 0 disables this listener. */
   readonly port: number;
-  /** Open connections at most; more are closed as they arrive. */
+  /** Open connections at most on `port`; more are closed as they arrive. */
   readonly maxConnections: number;
+  /** `/healthz` and `/readyz` only, for the kubelet's probes; 0 disables this listener. Never `port`. */
+  readonly probePort: number;
+  /** Open connections at most on `probePort`; more are closed as they arrive. */
+  readonly probeMaxConnections: number;
 }
 
 /** Every agent setting, defaulted. */

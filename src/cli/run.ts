@@ -23,13 +23,14 @@ export interface RunOptions {
   readonly oomScoreAdj?: string;
   readonly logLevel?: string;
   readonly port?: string;
+  readonly probePort?: string;
   readonly hostRoot?: string;
 }
 
-// The ops port as given on the command line: a whole number from 0 to 65535, nothing else.
-function portOption(value: string): number {
+// A port as given on the command line: a whole number from 0 to 65535, nothing else.
+function portOption(value: string, flag = '--port'): number {
   const port = /^[0-9]{1,5}$/.test(value) ? Number(value) : NaN;
-  if (!(port >= 0 && port <= 65535)) throw new AgentError('EVA_ERR_USAGE', `--port must be an integer from 0 to 65535: ${value}`);
+  if (!(port >= 0 && port <= 65535)) throw new AgentError('EVA_ERR_USAGE', `${flag} must be an integer from 0 to 65535: ${value}`);
   return port;
 }
 
@@ -41,6 +42,7 @@ export async function runAgent(options: RunOptions, file: AgentConfigFile, logge
     throw new AgentError('EVA_ERR_USAGE', 'The node name is unknown: pass --node-name, set NODE_NAME, or set nodeName in the configuration');
   }
   const serverPort = options.port === undefined ? undefined : portOption(options.port);
+  const probePort = options.probePort === undefined ? undefined : portOption(options.probePort, '--probe-port');
   if (options.oomScoreAdj !== undefined) setOomScoreAdj(options.oomScoreAdj, logger);
   reportOwnCapabilities(config, options.dryRun === true, logger);
   return startNodeAgent({
@@ -50,6 +52,7 @@ export async function runAgent(options: RunOptions, file: AgentConfigFile, logge
     reload: { path: file.path, text: file.text, parse: file.parse },
     ...(options.dryRun === true ? { dryRun: true } : {}),
     ...(serverPort === undefined ? {} : { serverPort }),
+    ...(probePort === undefined ? {} : { probePort }),
     ...(signal === undefined ? {} : { signal }),
     clock: systemClock,
     logger,
@@ -66,7 +69,8 @@ export function registerRun(program: Command): void {
     .option('--dry-run', 'observe, decide and report, but change nothing in the cluster or on the node')
     .option('--oom-score-adj <n>', 'set the agent\'s own oom_score_adj (e.g. -999) so the kernel OOM killer spares it')
     .option('--log-level <level>', 'debug, info, warn or error (default: the configuration\'s logLevel)')
-    .option('--port <port>', 'port for /metrics, /healthz and /readyz (default: the configuration\'s server.port); 0 picks a free one')
+    .option('--port <port>', 'port for /metrics, /healthz and /readyz (default: the configuration\'s server.port); 0 picks a free one, for the probe port too unless --probe-port is given')
+    .option('--probe-port <port>', 'port for /healthz and /readyz only, the kubelet\'s probes (default: the configuration\'s server.probePort); 0 picks a free one')
     .option('--host-root <dir>', 'where the host\'s root is mounted (overrides observe.hostRoot; for a KubeletConfiguration file)')
     .action(async (options: RunOptions) => {
       let file: AgentConfigFile;

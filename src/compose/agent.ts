@@ -66,6 +66,7 @@ export async function startNodeAgent(plan: AgentPlan): Promise<RunningAgent> {
     reload: plan.reload,
     ...(plan.dryRun === undefined ? {} : { dryRun: plan.dryRun }),
     ...(plan.serverPort === undefined ? {} : { serverPort: plan.serverPort }),
+    ...(plan.probePort === undefined ? {} : { probePort: plan.probePort }),
     ...(plan.signal === undefined ? {} : { signal: plan.signal }),
   };
   return startAgent(options, plan.decorate === undefined ? deps : plan.decorate(deps));

@@ -185,10 +185,19 @@ export function configReloadSection(r: SettingReaders, configReload: Mutable<Con
   };
 }
 
-export function serverSection(r: SettingReaders, server: Mutable<ServerSettings>): Handlers {
+/** `server`; `onPortEntry` keeps the entries the cross-field check (the two ports differ) points at. */
+export function serverSection(r: SettingReaders, server: Mutable<ServerSettings>, onPortEntry: (key: 'port' | 'probePort', entry: MapEntry) => void = () => {}): Handlers {
   return {
     address: (e) => r.matching(e, (v) => isIP(v) !== 0, 'an IP address to bind, such as "0.0.0.0" (every interface) or "127.0.0.1" (this host only)', (v) => (server.address = v)),
-    port: (e) => r.integer(e, 0, 65535, (v) => (server.port = v)),
+    port: (e) => {
+      onPortEntry('port', e);
+      r.integer(e, 0, 65535, (v) => (server.port = v));
+    },
     maxConnections: (e) => r.integer(e, 1, 1024, (v) => (server.maxConnections = v)),
+    probePort: (e) => {
+      onPortEntry('probePort', e);
+      r.integer(e, 0, 65535, (v) => (server.probePort = v));
+    },
+    probeMaxConnections: (e) => r.integer(e, 1, 1024, (v) => (server.probeMaxConnections = v)),
   };
 }

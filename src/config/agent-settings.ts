@@ -41,6 +41,7 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
   const notifierNodes: NotifierNodes = { window: null, stall: null, fastCheckMin: null, fastCheckMax: null };
   const stormGuardNode: { node: Node | null } = { node: null };
   const kubeletUrlNode: { node: Node | null } = { node: null };
+  const serverNodes: { port: Node | null; probePort: Node | null } = { port: null, probePort: null };
 
   const topHandlers: Record<(typeof AGENT_FIELDS)[number], EntryHandler> = {
     nodeName: (e) => r.matching(e, (v) => DNS_SUBDOMAIN.test(v) && v.length <= 253, 'a node name (a lowercase DNS subdomain)', (v) => (settings.nodeName = v)),
@@ -61,7 +62,7 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
       reader.section(e.valueNode, e.field, stormGuardSection(r, reader, settings.stormGuard));
     },
     configReload: (e) => reader.section(e.valueNode, e.field, configReloadSection(r, settings.configReload)),
-    server: (e) => reader.section(e.valueNode, e.field, serverSection(r, settings.server)),
+    server: (e) => reader.section(e.valueNode, e.field, serverSection(r, settings.server, (key, entry) => (serverNodes[key] = entry.valueNode))),
     logLevel: r.oneOf<LogLevel>(['debug', 'info', 'warn', 'error'], (v) => (settings.logLevel = v)),
   };
   for (const entry of entries) {
@@ -73,6 +74,11 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
   // The cool-down keeps the pressure taint: without the taint there is nothing to keep.
   if (settings.stormGuard.owners.taintCoolDownMs > 0 && !settings.reporting.taint.enabled) {
     reader.warning('stormGuard.owners.taintCoolDown', stormGuardNode.node, 'has no effect while reporting.taint.enabled is false: the cool-down keeps the pressure taint, which is off');
+  }
+  // One port cannot be both listeners: the second bind would fail at start, with a less clear message.
+  const { port, probePort } = settings.server;
+  if (port !== 0 && probePort === port) {
+    reader.problem('server.probePort', serverNodes.probePort ?? serverNodes.port, `must differ from server.port (${port}), or be 0 for no probe listener: ${probePort}`, probePort);
   }
   const observe = settings.observe;
   checkKubeletToken(reader, observe, kubeletUrlNode.node);

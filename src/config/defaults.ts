@@ -167,7 +167,9 @@ export function defaultAgentSettings(): AgentSettings {
     },
     // A reload that would evict the moment it is applied waits for an explicit yes.
     configReload: { applyThresholdsThatEvictNow: false },
-    server: { address: '0.0.0.0', port: 8080, maxConnections: 32 },
+    // The kubelet's probes open one connection each and never keep it alive (three probes at most):
+    // eight is room for a slow answer and a person's curl, and small enough to cost nothing held.
+    server: { address: '0.0.0.0', port: 8080, maxConnections: 32, probePort: 8081, probeMaxConnections: 8 },
     logLevel: 'info',
   };
 }

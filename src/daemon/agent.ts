@@ -19,7 +19,7 @@ import { ConfigWatcher, type ReloadResult } from './config-watcher.js';
 import { EvictionExecutor, type ExecutorSettings } from './eviction-executor.js';
 import { EvictionStormGuard } from './eviction-storms.js';
 import { EvictionLoop, type LoopSettings, type SyncTrigger } from './eviction-loop.js';
-import { startOpsServer, type HealthState, type OpsServer } from './http-server.js';
+import { startOpsServer, startProbeServer, type HealthState, type OpsServer } from './http-server.js';
 import { createAgentMetrics, type AgentMetrics } from './metrics.js';
 import { NodeIdentityGuard } from './node-identity.js';
 import { NodeStatusReporter, type NodeStatusSettings } from './node-status.js';
@@ -43,6 +43,12 @@ export interface AgentOptions {
   readonly dryRun?: boolean | undefined;
   /** Overrides the config's `server.port`; here 0 means any free port (tests and the demo), where the config's 0 disables the endpoint. */
   readonly serverPort?: number;
+  /**
+   * Overrides the config's `server.probePort`, 0 meaning any free port. Left out with `serverPort: 0`,
+   * the probe listener takes any free port too (unless the config turns it off), so a test or the
+   * demo never binds the fixed default.
+   */
+  readonly probePort?: number;
   /** Aborting it during start-up (SIGTERM) stops what has started and rejects the start. */
   readonly signal?: AbortSignal;
 }
@@ -78,6 +84,8 @@ export interface RunningAgent {
   /** The named readiness checks behind /readyz. */
   readonly readiness: Readiness;
   readonly opsPort: number | null;
+  /** The probe listener's port (`/healthz` and `/readyz` only); null when it is off. */
+  readonly probePort: number | null;
   /** The configuration in force (after reloads). */
   config(): LoadedConfig;
   /** Applies a new configuration text as a reload would; resolves with the outcome. */
@@ -336,6 +344,13 @@ async function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefine
   }
 }
 
+/** The probe listener's port (0: any free one), or null for none; see AgentOptions.probePort. */
+function probePortToBind(configuredPort: number, options: AgentOptions): number | null {
+  if (options.probePort !== undefined) return options.probePort;
+  if (configuredPort === 0) return null;
+  return options.serverPort === 0 ? 0 : configuredPort;
+}
+
 export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): Promise<RunningAgent> {
   const log = callerDeps.logger.child({ component: 'agent' });
   const metrics = callerDeps.metrics ?? createAgentMetrics();
@@ -375,6 +390,7 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
   };
   const watcher = options.reload === null ? null : reloadWatcher(options.reload, (next) => applyConfig(next, live, parts, options.nodeName, metrics), evictsNow, metrics, events, deps.logger);
   let ops: OpsServer | null = null;
+  let probes: OpsServer | null = null;
 
   // Every part's stop is idempotent and safe on a part that never started, so one sequence stops
   // a running agent and a start-up that failed half-way alike. The Node is cleaned up (conditions
@@ -393,12 +409,13 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
       parts.identity.stop();
       await deps.cluster.stop();
       await ops?.stop();
+      await probes?.stop();
       log.info('stopped');
     })();
     return stopping;
   };
 
-  // Start-up order: the endpoint first, so a port that cannot be bound fails the start before
+  // Start-up order: the endpoints first, so a port that cannot be bound fails the start before
   // anything is armed; then the watches (decisions need the pods and the Node), the identity
   // check, the taint handling (idle until the Node is verified as this host), the loop, and
   // reload. The loop runs even before the watches sync: observing costs nothing, and nothing is
@@ -409,6 +426,11 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
     if (port !== 0 || options.serverPort === 0) {
       ops = await unlessAborted(startOpsServer(address, port, metrics.registry, health, live.current.agent.server), options.signal);
       log.info('serving /metrics, /healthz and /readyz', { address, port: ops.port });
+    }
+    const probePort = probePortToBind(live.current.agent.server.probePort, options);
+    if (probePort !== null) {
+      probes = await unlessAborted(startProbeServer(address, probePort, health, { maxConnections: live.current.agent.server.probeMaxConnections }), options.signal);
+      log.info('serving /healthz and /readyz for the probes', { address, port: probes.port });
     }
     await unlessAborted(deps.cluster.start(), options.signal);
     parts.identity.start();
@@ -426,6 +448,7 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
     loop: parts.loop,
     readiness,
     opsPort: ops?.port ?? null,
+    probePort: probes?.port ?? null,
     config: () => live.current,
     reloadNow: async () => (watcher === null ? 'disabled' : watcher.reload()),
     stop,

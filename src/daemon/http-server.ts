@@ -1,11 +1,22 @@
 // The operations endpoint: `/metrics` (Prometheus), `/healthz` (liveness: the loop is turning)
-// and `/readyz` (readiness: every readiness check passes), with the reasons in the body.
+// and `/readyz` (readiness: every readiness check passes), with the reasons in the body; and the
+// probe listener, which serves only `/healthz` and `/readyz`, on a port of its own.
 //
-// Anyone who can reach the port can connect, so what a client can hold is bounded: at most
+// Anyone who can reach a port can connect, so what a client can hold is bounded: at most
 // `maxConnections` sockets (more are closed as they arrive), request headers within 5 s and 8 KiB,
 // a whole request within 10 s, an idle keep-alive socket 5 s, nothing but GET and HEAD (no body is
 // read). A flood of idle or slow connections costs the agent a bounded amount of memory and never
 // its evictions (docs/operations.md, "Safety guarantees").
+//
+// That bound is also what a flood takes from everyone else on the port: with every slot held, the
+// kubelet's probes were refused with the rest (one client holding 64 sockets failed 30 probes of
+// 30), and a failed liveness probe restarts the agent, again and again. So the probes get their own
+// listener rather than a reserved slot on the shared one: a slot can only be given to a probe once
+// its request has been read, and by then the connection has already been accepted or refused by
+// the count; telling a probe by its headers would let anyone claim the slot by copying them. A
+// second listener needs no trust in what a client says: its limit is its own, the metrics port's
+// clients never count against it, and a NetworkPolicy can admit to it only the node the kubelet
+// probes from (deploy/chart/templates/networkpolicy.yaml).
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -30,6 +41,12 @@ export interface OpsServerLimits {
   readonly maxConnections: number;
 }
 
+/** The paths a listener serves; any other is 404. */
+type Route = '/metrics' | '/healthz' | '/readyz';
+const OPS_ROUTES: ReadonlySet<Route> = new Set(['/metrics', '/healthz', '/readyz']);
+// No /metrics: a scrape is the costly request, and scrapers belong on the port whose limit they share.
+const PROBE_ROUTES: ReadonlySet<Route> = new Set(['/healthz', '/readyz']);
+
 export const OPS_HEADERS_TIMEOUT_MS = 5_000;
 export const OPS_REQUEST_TIMEOUT_MS = 10_000;
 export const OPS_KEEP_ALIVE_TIMEOUT_MS = 5_000;
@@ -41,7 +58,17 @@ export const OPS_MAX_HEADER_BYTES = 8 * 1024;
 // them, and Node's period is as long as a timer allows.
 const CONNECTIONS_CHECKING_INTERVAL_MS = 2 ** 31 - 1;
 
-export async function startOpsServer(address: string, port: number, registry: Registry, health: HealthState, limits: OpsServerLimits): Promise<OpsServer> {
+/** `/metrics`, `/healthz` and `/readyz` on `address:port` (0: any free port). */
+export function startOpsServer(address: string, port: number, registry: Registry, health: HealthState, limits: OpsServerLimits): Promise<OpsServer> {
+  return startListener('/metrics, /healthz and /readyz', OPS_ROUTES, address, port, registry, health, limits);
+}
+
+/** `/healthz` and `/readyz` only, for the kubelet's probes, on `address:port` (0: any free port), with a limit of its own. */
+export function startProbeServer(address: string, port: number, health: HealthState, limits: OpsServerLimits): Promise<OpsServer> {
+  return startListener('/healthz and /readyz for the probes', PROBE_ROUTES, address, port, null, health, limits);
+}
+
+async function startListener(what: string, routes: ReadonlySet<Route>, address: string, port: number, registry: Registry | null, health: HealthState, limits: OpsServerLimits): Promise<OpsServer> {
   const server: Server = createServer(
     { maxHeaderSize: OPS_MAX_HEADER_BYTES, headersTimeout: OPS_HEADERS_TIMEOUT_MS, requestTimeout: OPS_REQUEST_TIMEOUT_MS, keepAliveTimeout: OPS_KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS },
     (req, res) => {
@@ -58,8 +85,9 @@ export async function startOpsServer(address: string, port: number, registry: Re
         res.setHeader('connection', 'close');
         return answer(405, 'method not allowed\n');
       }
-      switch (path) {
+      switch (routes.has(path as Route) ? path : null) {
         case '/metrics':
+          if (registry === null) return answer(404, 'not found\n');
           registry.metrics().then(
             (text) => answer(200, text, registry.contentType),
             (err: unknown) => answer(500, `${errorMessage(err)}\n`),
@@ -96,7 +124,7 @@ export async function startOpsServer(address: string, port: number, registry: Re
     socket.destroy();
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => reject(new AgentError('EVA_ERR_START', `cannot serve /metrics, /healthz and /readyz on ${address}:${port}: ${err.code ?? err.message}`, { cause: err })));
+    server.once('error', (err: NodeJS.ErrnoException) => reject(new AgentError('EVA_ERR_START', `cannot serve ${what} on ${address}:${port}: ${err.code ?? err.message}`, { cause: err })));
     server.listen(port, address, () => resolve());
   });
   const bound = (server.address() as AddressInfo).port;

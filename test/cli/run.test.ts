@@ -1,16 +1,20 @@
 // `run` as a node's process: against the API stand-in, observing this machine in dry-run mode; it
 // becomes ready, serves its endpoints, and stops promptly on SIGTERM, during start-up too; SIGHUP
-// reloads. Bad input and a start that cannot complete fail at once, with nothing armed.
+// reloads. Bad input and a start that cannot complete fail at once, with nothing armed. A flood of
+// the metrics port never reaches the probe port, holds no more than the port's limit, and costs
+// memory that neither grows with the flood nor stays after it.
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { connect, createServer, type Server, type Socket } from 'node:net';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubeconfigFor, startApiStandIn, type ApiStandIn } from '../../src/demo/api-stand-in.js';
 import { makePod } from '../fixtures/pods.js';
 import { CLI, REPO_ROOT, runCli } from './run-cli.js';
 import { nodeOfThisHost } from '../../src/compose/this-host.js';
+import { defaultAgentSettings } from '../../src/config/defaults.js';
+import { acceptedConnections, OpsFlood, probe, rssBytes } from '../../bench/lib/ops-flood.js';
 
 let dir = '';
 let standIn: ApiStandIn | null = null;
@@ -61,6 +65,22 @@ function logged(stderr: string, msg: string): Record<string, unknown>[] {
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as Record<string, unknown>)
     .filter((line) => line.msg === msg);
+}
+// The default server.maxConnections, which the tests' configurations keep.
+const METRICS_MAX_CONNECTIONS = defaultAgentSettings().server.maxConnections;
+// Preloaded into the agent (with --expose-gc): on SIGUSR2, a full collection, then its memory as a log line.
+const HEAP_ON_SIGUSR2 = 'data:text/javascript,process.on("SIGUSR2", () => { globalThis.gc(); const m = process.memoryUsage(); process.stderr.write(JSON.stringify({ msg: "kea-test memory", heapUsed: m.heapUsed, external: m.external, rss: m.rss }) + "\\n"); });';
+
+// The ports of both listeners, from the agent's start-up log.
+async function waitForPorts(run: RunningCli): Promise<{ metricsPort: number; probePort: number }> {
+  let metricsPort = 0;
+  let probePort = 0;
+  await waitFor('the endpoints', () => {
+    metricsPort = Number(logged(run.stderr(), 'serving /metrics, /healthz and /readyz')[0]?.port ?? 0);
+    probePort = Number(logged(run.stderr(), 'serving /healthz and /readyz for the probes')[0]?.port ?? 0);
+    return metricsPort > 0 && probePort > 0;
+  });
+  return { metricsPort, probePort };
 }
 afterEach(() => {
   for (const child of running.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -121,12 +141,17 @@ describe('run', () => {
     expect(result.stderr).toMatch(/node name is unknown: pass --node-name, set NODE_NAME/);
   });
 
-  test('--port that is not a port number fails at once', () => {
+  test('--port or --probe-port that is not a port number fails at once', () => {
     writeFileSync(join(dir, 'config.yaml'), '{}\n');
     for (const port of ['abc', '-1', '65536', '8080x', '']) {
       const result = runCli(['run', '--config', join(dir, 'config.yaml'), '--node-name', 'n', '--port', port]);
       expect([port, result.status]).toEqual([port, 1]);
       expect(result.stderr).toMatch(/--port must be an integer from 0 to 65535/);
+    }
+    for (const port of ['abc', '65536']) {
+      const result = runCli(['run', '--config', join(dir, 'config.yaml'), '--node-name', 'n', '--probe-port', port]);
+      expect([port, result.status]).toEqual([port, 1]);
+      expect(result.stderr).toMatch(/--probe-port must be an integer from 0 to 65535/);
     }
   });
 
@@ -192,77 +217,147 @@ describe('run', () => {
     expect(logged(run.stderr(), 'unhandled rejection; exiting')).toEqual([expect.objectContaining({ err: 'nobody handles this' })]);
   }, 30_000);
 
-  test('a flood of idle and slow connections on the ops port: the agent\'s memory stays bounded, the server closes them, and an eviction happens during the flood', async () => {
-    // memory.available below 99% of the machine's memory is always met. Not a dry run: the
-    // eviction is the DELETE reaching the stand-in; local termination is off (the pod has no
-    // processes on this machine anyway).
-    const config = 'housekeepingInterval: 1s\nevictionHard:\n  memory.available: "99%"\nenforceNodeAllocatable: []\nactions:\n  localTermination: false\n';
-    const run = await spawnRun(['--port', '0'], [], config, false);
-    let port = 0;
-    await waitFor('the endpoint', () => {
-      port = Number(logged(run.stderr(), 'serving /metrics, /healthz and /readyz')[0]?.port ?? 0);
-      return port > 0;
-    });
-    await waitFor('/readyz', async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200);
-    const api = standIn!;
+  test('the kubelet\'s probes all succeed while one client holds more sockets than the metrics port admits', async () => {
+    // --port 0 alone: the probe listener takes a free port of its own too.
+    const run = await spawnRun(['--port', '0']);
+    const { metricsPort, probePort } = await waitForPorts(run);
+    expect(probePort).not.toBe(metricsPort);
+    await waitFor('/readyz on the probe port', async () => (await probe(probePort, '/readyz', 10_000)).status === 200);
     const pid = run.child.pid ?? 0;
-    const rssBytes = (): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
-    const openFds = (): number => readdirSync(`/proc/${pid}/fd`).length;
-    const baselineRss = rssBytes();
-    const baselineFds = openFds();
-    const floodStartMs = Date.now();
 
-    // 3000 connections that never send a byte, and 100 that send a header line every half second;
-    // each one the agent closes is replaced until the eviction has happened, so it happens under flood.
-    const MAX_CONNECTIONS = 20_000;
-    const sockets: Socket[] = [];
-    let evicted = false;
-    const open = (): Socket => {
-      const socket = connect(port, '127.0.0.1');
-      socket.on('error', () => {});
-      socket.on('close', () => {
-        if (!evicted && sockets.length < MAX_CONNECTIONS) open();
-      });
-      sockets.push(socket);
-      return socket;
-    };
-    for (let i = 0; i < 3000; i++) open();
-    const slow = Array.from({ length: 100 }, () => open());
-    for (const socket of slow) socket.once('connect', () => socket.write('GET /metrics HTTP/1.1\r\nHost: agent\r\n'));
-    const drip = setInterval(() => {
-      for (const socket of slow) if (!socket.destroyed) socket.write(`X-Slow-${Date.now()}: 1\r\n`);
-    }, 500);
-    let peakRss = baselineRss;
+    // 96 sockets, each one the agent closes (over its limit, or idle past the headers deadline)
+    // opened again: the metrics port is full for as long as the flood lasts, as in the report that
+    // failed 30 probes of 30.
+    const flood = new OpsFlood({ port: metricsPort, idle: 96, slow: 0 });
+    let heldMax = 0;
     const sampler = setInterval(() => {
-      peakRss = Math.max(peakRss, rssBytes());
-    }, 100);
+      heldMax = Math.max(heldMax, acceptedConnections(pid, metricsPort));
+    }, 200);
     try {
-      // The pod arrives once the flood is on: its eviction can only come from a pass under flood.
-      api.createPod({ ...makePod({ name: 'victim', nodeName: 'node-a' }), status: { phase: 'Running' } });
-      const deletes = () => api.requests().filter((r) => r.method === 'DELETE' && r.path.endsWith('/pods/victim'));
-      await waitFor('the eviction', () => deletes().length > 0, 40_000);
-      const evictionMs = Date.now() - floodStartMs;
-      const openAtEviction = openFds() - baselineFds;
-      evicted = true;
-      // Every socket, slow ones included, is closed by the agent: dropped over the limit, or timed out.
-      // Every connection the agent accepted, slow ones included, is closed by it: dropped over the
-      // limit, or timed out. (A client socket the kernel's full accept queue never handed to the
-      // agent stays open on the client side only; the agent's descriptors are what it holds.)
-      await waitFor('the agent to close the flood connections', () => openFds() <= baselineFds + 10, 40_000);
-      const floodMs = Date.now() - floodStartMs;
-      const growthMiB = (peakRss - baselineRss) / 1024 / 1024;
-      console.log(`ops flood: ${sockets.length} connections, the agent back to ${openFds()} descriptors (${baselineFds} before) within ${floodMs} ms; the pod evicted ${evictionMs} ms into the flood with ${openAtEviction} flood connections open in the agent; agent RSS ${(baselineRss / 1024 / 1024).toFixed(1)} MiB before, peak ${(peakRss / 1024 / 1024).toFixed(1)} MiB (+${growthMiB.toFixed(1)} MiB) (shared machine)`);
-      expect(deletes()[0]?.status).toBe(200);
-      expect(openAtEviction).toBeGreaterThan(0);
-      expect(growthMiB).toBeLessThan(48);
-      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      await waitFor('the metrics port to be full', () => acceptedConnections(pid, metricsPort) >= METRICS_MAX_CONNECTIONS);
+      // Thirty probes, liveness and readiness in turn, over more than one headers deadline (5 s) of
+      // the flood's sockets. The timeout is generous (the chart's probes allow 3 s): what is tested
+      // is that they get through, not how fast on a loaded machine.
+      const outcomes: { path: string; status: number | null; error: string | null }[] = [];
+      for (let i = 0; i < 30; i++) {
+        const path = i % 2 === 0 ? '/healthz' : '/readyz';
+        const outcome = await probe(probePort, path, 10_000);
+        outcomes.push({ path, status: outcome.status, error: outcome.error });
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      // The flood was on throughout: the agent kept closing its sockets, and they kept coming back.
+      const metricsAnswer = await probe(metricsPort, '/healthz', 2_000);
+      console.log(`probes under a metrics-port flood: ${outcomes.filter((o) => o.status === 200).length} of ${outcomes.length} answered 200; the flood opened ${flood.opened} connections, the agent held at most ${heldMax} of them; a probe on the metrics port meanwhile: ${metricsAnswer.status ?? metricsAnswer.error}`);
+      expect(outcomes.filter((o) => o.status !== 200)).toEqual([]);
+      expect(flood.opened).toBeGreaterThan(96);
+      expect(heldMax).toBeGreaterThanOrEqual(METRICS_MAX_CONNECTIONS);
     } finally {
-      evicted = true;
-      clearInterval(drip);
       clearInterval(sampler);
-      for (const socket of sockets) socket.destroy();
+      flood.stop();
     }
     run.child.kill('SIGTERM');
     expect((await run.exit()).code).toBe(0);
   }, 120_000);
+
+  test('a flood of idle and slow connections on the ops port: the agent holds at most its limit of them, its memory does not grow with the flood and returns after it, and an eviction happens during the flood', async () => {
+    // memory.available below 99% of the machine's memory is always met. Not a dry run: the
+    // eviction is the DELETE reaching the stand-in; local termination is off (the pod has no
+    // processes on this machine anyway). SIGUSR2 makes the agent collect its garbage and print its
+    // memory, so the heap before and after the flood is compared on live data, not on when the
+    // collector last ran.
+    const config = 'housekeepingInterval: 1s\nevictionHard:\n  memory.available: "99%"\nenforceNodeAllocatable: []\nactions:\n  localTermination: false\n';
+    const run = await spawnRun(['--port', '0'], ['--expose-gc', '--import', HEAP_ON_SIGUSR2], config, false);
+    const { metricsPort, probePort } = await waitForPorts(run);
+    await waitFor('/readyz', async () => (await probe(probePort, '/readyz', 10_000)).status === 200);
+    const api = standIn!;
+    const pid = run.child.pid ?? 0;
+    const openFds = (): number => readdirSync(`/proc/${pid}/fd`).length;
+    const heapAfterGc = async (): Promise<{ heapUsed: number; external: number }> => {
+      const before = logged(run.stderr(), 'kea-test memory').length;
+      run.child.kill('SIGUSR2');
+      await waitFor('the memory report', () => logged(run.stderr(), 'kea-test memory').length > before);
+      return logged(run.stderr(), 'kea-test memory').at(-1) as unknown as { heapUsed: number; external: number };
+    };
+    const heapBefore = await heapAfterGc();
+    const baselineRss = rssBytes(pid);
+    const baselineFds = openFds();
+
+    // One flood: its connections held open (each one the agent closes opened again) until `until`
+    // resolves, the agent's RSS and the flood connections it holds sampled throughout.
+    let heldMax = 0;
+    const flooded = async (idle: number, slow: number, until: () => Promise<void>): Promise<{ growthBytes: number; opened: number }> => {
+      const beforeRss = rssBytes(pid);
+      let peakRss = beforeRss;
+      const flood = new OpsFlood({ port: metricsPort, idle, slow });
+      const sampler = setInterval(() => {
+        peakRss = Math.max(peakRss, rssBytes(pid));
+        heldMax = Math.max(heldMax, acceptedConnections(pid, metricsPort));
+      }, 250);
+      try {
+        await until();
+      } finally {
+        clearInterval(sampler);
+        flood.stop();
+      }
+      // Every connection the agent accepted, slow ones included, is closed by it or by the client
+      // now. (A client socket the kernel's full accept queue never handed to the agent stays open
+      // on the client side only; the agent's descriptors are what it holds.)
+      await waitFor('the agent to close the flood connections', () => acceptedConnections(pid, metricsPort) === 0 && openFds() <= baselineFds + 10, 40_000);
+      return { growthBytes: peakRss - beforeRss, opened: flood.opened };
+    };
+    const atLeast = (ms: number) => () => new Promise<void>((resolve) => setTimeout(resolve, ms));
+    const FLOOD_MS = 8_000;
+
+    // N and 4N connections at once, twice each, in turn: 775 (750 idle, 25 slow), then 3,100 (3,000
+    // idle, 100 slow), each flood held past the headers deadline so that the slow ones are closed by
+    // it and replaced. What drives growth is how fast connections come and go (garbage the collector
+    // has not reached yet), which a loaded machine stretches; how many are open at once must not.
+    // Each size's best and worst of two runs are compared, so one run slowed by the machine does not
+    // decide.
+    const deletes = () => api.requests().filter((r) => r.method === 'DELETE' && r.path.endsWith('/pods/victim'));
+    let openAtEviction = 0;
+    let probesDuringFlood: (number | null)[] = [];
+    const withEviction = async (): Promise<void> => {
+      const floodStartMs = Date.now();
+      // The pod arrives once the flood is on: its eviction can only come from a pass under flood.
+      api.createPod({ ...makePod({ name: 'victim', nodeName: 'node-a' }), status: { phase: 'Running' } });
+      await waitFor('the eviction', () => deletes().length > 0, 40_000);
+      openAtEviction = acceptedConnections(pid, metricsPort);
+      probesDuringFlood = await Promise.all(['/healthz', '/readyz'].map(async (path) => (await probe(probePort, path, 10_000)).status));
+      const remainingMs = FLOOD_MS - (Date.now() - floodStartMs);
+      if (remainingMs > 0) await atLeast(remainingMs)();
+    };
+    const small = [await flooded(750, 25, atLeast(FLOOD_MS))];
+    const large = [await flooded(3000, 100, withEviction)];
+    small.push(await flooded(750, 25, atLeast(FLOOD_MS)));
+    large.push(await flooded(3000, 100, atLeast(FLOOD_MS)));
+    const settledRss = rssBytes(pid);
+    const heapAfter = await heapAfterGc();
+    const mib = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
+    const growths = (runs: readonly { growthBytes: number; opened: number }[]): string => runs.map((r) => `+${mib(r.growthBytes)} MiB (${r.opened} opened)`).join(', ');
+    console.log(
+      `ops flood, ${FLOOD_MS / 1000} s each: 775 connections at once: RSS ${growths(small)}; 3,100 at once: ${growths(large)}; ` +
+        `the agent held at most ${heldMax} flood connections (limit ${METRICS_MAX_CONNECTIONS}), ${openAtEviction} when the pod was evicted; ` +
+        `RSS ${mib(baselineRss)} MiB before, ${mib(settledRss)} MiB after; heap after a collection ${mib(heapBefore.heapUsed)} MiB before, ${mib(heapAfter.heapUsed)} MiB after, external ${mib(heapBefore.external)} and ${mib(heapAfter.external)} MiB (shared machine; absolute RSS figures are the benchmark's: npm run bench -- --part ops-flood)`,
+    );
+    expect(deletes()[0]?.status).toBe(200);
+    expect(openAtEviction).toBeGreaterThan(0);
+    expect(probesDuringFlood).toEqual([200, 200]);
+    // The limit holds: never more flood connections held than server.maxConnections.
+    expect(heldMax).toBeLessThanOrEqual(METRICS_MAX_CONNECTIONS);
+    // Memory does not follow the connections: four times the flood is nowhere near four times the
+    // growth. (Holding even 12 KiB per open connection would put the larger flood's growth past
+    // the bound: 4 x 775 x 12 KiB = 36 MiB against 2 x 775 x 12 KiB + 16 MiB = 34 MiB.)
+    const smallWorst = Math.max(...small.map((r) => r.growthBytes), 0);
+    const largeBest = Math.min(...large.map((r) => r.growthBytes));
+    expect(largeBest).toBeLessThan(2 * smallWorst + 16 * 1024 * 1024);
+    // And it returns: the live heap and the buffers outside it come back to what they were, within
+    // what one more pod, one Event and the metrics of one eviction take. (Not RSS: V8 and malloc
+    // keep pages they freed for the next allocation, so the RSS after says when pages were last
+    // needed, not what is held; the benchmark reports it.)
+    expect(heapAfter.heapUsed + heapAfter.external - (heapBefore.heapUsed + heapBefore.external)).toBeLessThan(8 * 1024 * 1024);
+    expect((await probe(probePort, '/healthz', 10_000)).status).toBe(200);
+    run.child.kill('SIGTERM');
+    expect((await run.exit()).code).toBe(0);
+  }, 180_000);
 });

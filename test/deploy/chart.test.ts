@@ -108,7 +108,14 @@ describe('helm lint and helm template (real helm)', () => {
       expect(mount.mountPath).toBe(`${observe.hostRoot === '/' ? '' : observe.hostRoot}${hostPath}`);
       expect(mount.readOnly ?? false).toBe(hostPath !== observe.cgroupRoot);
     }
-    expect(container.ports).toEqual([{ name: 'http-metrics', containerPort: loaded.agent.server.port, protocol: 'TCP' }]);
+    expect(container.ports).toEqual([
+      { name: 'http-metrics', containerPort: loaded.agent.server.port, protocol: 'TCP' },
+      { name: 'http-probes', containerPort: loaded.agent.server.probePort, protocol: 'TCP' },
+    ]);
+    for (const probe of [container.startupProbe, container.livenessProbe, container.readinessProbe]) expect(probe.httpGet.port).toBe('http-probes');
+    // The policy's ports follow the configuration's.
+    const policy = objects.find((o) => o.kind === 'NetworkPolicy');
+    expect((policy?.spec.ingress as KubeObject[]).flatMap((rule) => (rule.ports as KubeObject[]).map((p) => p.port))).toEqual([loaded.agent.server.port]);
     const cmName = objects.find((o) => o.kind === 'ConfigMap')?.metadata.name;
     expect((pod.volumes as KubeObject[]).find((v) => v.name === 'config')?.configMap.name).toBe(cmName);
     const sa = objects.find((o) => o.kind === 'ServiceAccount');
@@ -136,6 +143,7 @@ describe('helm lint and helm template (real helm)', () => {
     const objects = renderChart(['--values', join(VALUE_SETS_DIR, 'crio-dry-run-values.yaml')]);
     expect(objects.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
       'Namespace/kube-eviction-agent',
+      'NetworkPolicy/node-eviction',
       'ServiceAccount/node-eviction-agent',
       'ConfigMap/node-eviction-config',
       'ClusterRole/node-eviction',
@@ -183,6 +191,58 @@ describe('helm lint and helm template (real helm)', () => {
     const run = helm(['template', 'x', CHART_DIR, '--set', 'config.server.port=0']);
     expect(run.status).not.toBe(0);
     expect(run.stderr).toContain("config.server.port: 0 turns off the health and metrics server, which the DaemonSet's probes need");
+  });
+
+  const probePortCases: { name: string; set: string[]; says: string }[] = [
+    { name: 'a probe port of 0 (no probe listener)', set: ['config.server.probePort=0'], says: "config.server.probePort: 0 turns off the probe listener, which the DaemonSet's probes use" },
+    { name: 'the probe port on the server port', set: ['config.server.probePort=8080'], says: 'config.server.probePort: must differ from config.server.port (8080): the probes need a port of their own' },
+    { name: 'the server port moved onto the probe port', set: ['config.server.port=8081'], says: 'config.server.probePort: must differ from config.server.port (8081): the probes need a port of their own' },
+  ];
+  helmTest.each(probePortCases)('$name is refused', ({ set, says }) => {
+    const run = helm(['template', 'x', CHART_DIR, ...set.flatMap((v) => ['--set', v])]);
+    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 1, stderr: expect.stringContaining(says) });
+  });
+
+});
+
+describe('the NetworkPolicy values (real helm)', () => {
+  const policyOf = (args: string[]): KubeObject | undefined => renderChart(args).find((o) => o.kind === 'NetworkPolicy');
+  const SCRAPERS = [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } }];
+  const NODES = [{ ipBlock: { cidr: '10.0.0.0/16' } }];
+  const cases: { name: string; set: string[]; ingress: KubeObject[] | null }[] = [
+    { name: 'by default: the scrapers to the metrics port, no one but the node to the probe port', set: [], ingress: [{ ports: [{ port: 8080, protocol: 'TCP' }], from: SCRAPERS }] },
+    {
+      name: 'probesFrom: a rule for the probe port, for a CNI that does not admit the node on its own',
+      set: ['networkPolicy.probesFrom[0].ipBlock.cidr=10.0.0.0/16'],
+      ingress: [
+        { ports: [{ port: 8080, protocol: 'TCP' }], from: SCRAPERS },
+        { ports: [{ port: 8081, protocol: 'TCP' }], from: NODES },
+      ],
+    },
+    {
+      name: 'metricsFrom replaced as a whole, on moved ports',
+      set: ['networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=observability', 'config.server.port=9102', 'config.server.probePort=9103'],
+      ingress: [{ ports: [{ port: 9102, protocol: 'TCP' }], from: [{ namespaceSelector: { matchLabels: { team: 'observability' } } }] }],
+    },
+    // An empty list admits no one (a rule without `from` would admit everyone).
+    { name: 'metricsFrom empty: no rule, nothing admitted but the node', set: ['networkPolicy.metricsFrom=null'], ingress: [] },
+    { name: 'enabled false: no NetworkPolicy', set: ['networkPolicy.enabled=false'], ingress: null },
+  ];
+  helmTest.each(cases)('$name', ({ set, ingress }) => {
+    const policy = policyOf(set.flatMap((v) => ['--set', v]));
+    if (ingress === null) return expect(policy).toBeUndefined();
+    expect(policy?.spec).toEqual({ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'kube-eviction-agent', 'app.kubernetes.io/instance': 'kube-eviction-agent' } }, policyTypes: ['Ingress'], ingress });
+    expect(objectProblems(policy as KubeObject)).toEqual([]);
+  });
+
+  // A misspelt or empty peer would narrow nothing down: the schema refuses both.
+  const refused: { set: string; says: string }[] = [
+    { set: 'networkPolicy.metricsFrom[0].podSelecter.matchLabels.app=prometheus', says: "at '/networkPolicy/metricsFrom/0': additional properties 'podSelecter' not allowed" },
+    { set: 'networkPolicy.probesFrom[0].ipBlock.except[0]=10.0.0.1/32', says: "at '/networkPolicy/probesFrom/0/ipBlock': missing property 'cidr'" },
+  ];
+  helmTest.each(refused)('--set $set is refused', ({ set, says }) => {
+    const run = helm(['template', 'x', CHART_DIR, '--set', set]);
+    expect({ status: run.status, lines: run.stderr.split('\n').map((l) => l.replace(/^- /, '')) }).toEqual({ status: 1, lines: expect.arrayContaining([says]) });
   });
 });
 

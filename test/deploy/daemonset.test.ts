@@ -1,6 +1,8 @@
 // deploy/daemonset.yaml, checked without a cluster: every field is one the Kubernetes API defines,
 // the RBAC grants exactly the calls the agent makes, the pod has what the agent needs on a node
-// (capabilities, host PIDs, host mounts, the node name, probes on the configured port), and the embedded configuration is valid and reads every host path through a mount.
+// (capabilities, host PIDs, host mounts, the node name, probes on the configured probe port), the
+// NetworkPolicy admits the scrapers to the metrics port and no one but the node to the probe port,
+// and the embedded configuration is valid and reads every host path through a mount.
 
 import { readFileSync } from 'node:fs';
 import { posix } from 'node:path';
@@ -27,14 +29,15 @@ const mib = (n: number): ReturnType<typeof parseQuantity> => parseQuantity(`${n}
 
 describe('deploy/daemonset.yaml documents', () => {
   // In Helm's install order (the manifest is the chart rendered): what others refer to comes first.
-  test('holds the Namespace, ServiceAccount, ConfigMap, ClusterRole, ClusterRoleBinding and DaemonSet, namespace first', () => {
-    expect(manifest.documents.map((d) => d.kind)).toEqual(['Namespace', 'ServiceAccount', 'ConfigMap', 'ClusterRole', 'ClusterRoleBinding', 'DaemonSet']);
+  test('holds the Namespace, NetworkPolicy, ServiceAccount, ConfigMap, ClusterRole, ClusterRoleBinding and DaemonSet, namespace first', () => {
+    expect(manifest.documents.map((d) => d.kind)).toEqual(['Namespace', 'NetworkPolicy', 'ServiceAccount', 'ConfigMap', 'ClusterRole', 'ClusterRoleBinding', 'DaemonSet']);
   });
 
   // The field check reads the version, not the group: the groups are pinned here.
   test('each object has its API group and version', () => {
     expect(manifest.documents.map((d) => `${d.kind} ${d.apiVersion}`)).toEqual([
       'Namespace v1',
+      'NetworkPolicy networking.k8s.io/v1',
       'ServiceAccount v1',
       'ConfigMap v1',
       'ClusterRole rbac.authorization.k8s.io/v1',
@@ -47,7 +50,7 @@ describe('deploy/daemonset.yaml documents', () => {
   // (test/e2e/pod-security.e2e.test.ts shows the real API server's verdict).
   test('every namespaced object is in the agent namespace, whose Pod Security level admits host namespaces and mounts', () => {
     expect(manifest.one('Namespace').metadata.name).toBe(NAMESPACE);
-    for (const kind of ['ServiceAccount', 'ConfigMap', 'DaemonSet']) expect(manifest.one(kind).metadata.namespace).toBe(NAMESPACE);
+    for (const kind of ['NetworkPolicy', 'ServiceAccount', 'ConfigMap', 'DaemonSet']) expect(manifest.one(kind).metadata.namespace).toBe(NAMESPACE);
     expect(manifest.one('Namespace').metadata.labels['pod-security.kubernetes.io/enforce']).toBe('privileged');
   });
 
@@ -151,6 +154,28 @@ describe('RBAC', () => {
   });
 });
 
+describe('the NetworkPolicy', () => {
+  const policy = manifest.one('NetworkPolicy');
+  const rules = policy.spec.ingress as KubeObject[];
+  const portsOf = (rule: KubeObject): number[] => (rule.ports as KubeObject[]).map((p) => p.port as number);
+
+  const cases: { name: string; check: () => void }[] = [
+    { name: "selects the DaemonSet's pods", check: () => expect(daemonSet.spec.template.metadata.labels).toMatchObject(policy.spec.podSelector.matchLabels) },
+    // Egress is left alone: the agent calls the API server and the kubelet, wherever they are.
+    { name: 'restricts ingress only', check: () => expect(policy.spec.policyTypes).toEqual(['Ingress']) },
+    // A rule without `from`, or without `ports`, admits every source or every port.
+    { name: 'every rule names its sources and its ports', check: () => rules.forEach((rule) => expect([(rule.from ?? []).length > 0, (rule.ports ?? []).length > 0]).toEqual([true, true])) },
+    {
+      name: 'admits the scrapers to the metrics port, and nothing to the probe port but the node (which no policy blocks)',
+      check: () => {
+        expect(rules.map(portsOf)).toEqual([[loaded.agent.server.port]]);
+        expect(rules[0]?.from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } }]);
+      },
+    },
+  ];
+  for (const tc of cases) test(tc.name, tc.check);
+});
+
 describe('the DaemonSet', () => {
   const env = (name: string): KubeObject | undefined => (container.env as KubeObject[]).find((e) => e.name === name);
   const namedPort = (port: string | number): number => (typeof port === 'number' ? port : (container.ports as KubeObject[]).find((p) => p.name === port)?.containerPort);
@@ -178,13 +203,22 @@ describe('the DaemonSet', () => {
     { name: 'gives up waiting within ten seconds', check: () => expect(podSpec.terminationGracePeriodSeconds).toBeLessThanOrEqual(10) },
     { name: 'rolls out node by node, never two agents on a node', check: () => expect(daemonSet.spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: expect.anything(), maxSurge: 0 } }) },
     {
-      name: 'probes liveness on /healthz and readiness on /readyz, on the configured server port',
+      name: 'probes liveness on /healthz and readiness on /readyz, on the probe port, which nothing else shares',
       check: () => {
         expect(container.livenessProbe.httpGet.path).toBe('/healthz');
         expect(container.readinessProbe.httpGet.path).toBe('/readyz');
         expect(container.startupProbe.httpGet.path).toBe('/healthz');
-        for (const probe of [container.livenessProbe, container.readinessProbe, container.startupProbe]) expect(namedPort(probe.httpGet.port)).toBe(loaded.agent.server.port);
+        for (const probe of [container.livenessProbe, container.readinessProbe, container.startupProbe]) expect(namedPort(probe.httpGet.port)).toBe(loaded.agent.server.probePort);
+        expect(loaded.agent.server.probePort).not.toBe(loaded.agent.server.port);
       },
+    },
+    {
+      name: 'declares the metrics port and the probe port',
+      check: () =>
+        expect(container.ports).toEqual([
+          { name: 'http-metrics', containerPort: loaded.agent.server.port, protocol: 'TCP' },
+          { name: 'http-probes', containerPort: loaded.agent.server.probePort, protocol: 'TCP' },
+        ]),
     },
     {
       name: 'requests the measured steady state and limits memory with headroom',

@@ -80,7 +80,7 @@ describe('agent settings', () => {
       oomKills: { enabled: false, kernelLog: false, scanIntervalMs: 30_000, kernelLogWaitMs: 1000 },
       stormGuard: { softEvictionBudget: { maxEvictions: 4, windowMs: 900_000 }, owners: { eventThreshold: 5, windowMs: 1_800_000, taintCoolDownMs: 1_200_000 } },
       configReload: { applyThresholdsThatEvictNow: true },
-      server: { address: '127.0.0.1', port: 9090, maxConnections: 32 },
+      server: { address: '127.0.0.1', port: 9090, maxConnections: 32, probePort: 9091, probeMaxConnections: 4 },
       logLevel: 'debug',
     } satisfies AgentSettings);
     expect(cfg.eviction.housekeepingIntervalMs).toBe(5000);
@@ -145,7 +145,7 @@ describe('agent settings', () => {
     expect(settings.oomKills).toEqual({ enabled: true, kernelLog: true, scanIntervalMs: 10_000, kernelLogWaitMs: 500 });
     // The budget changes decisions, so it is off; owner Events only report, so they are on.
     expect(settings.stormGuard).toEqual({ softEvictionBudget: { maxEvictions: 0, windowMs: 600_000 }, owners: { eventThreshold: 3, windowMs: 600_000, taintCoolDownMs: 0 } });
-    expect(settings.server).toEqual({ address: '0.0.0.0', port: 8080, maxConnections: 32 });
+    expect(settings.server).toEqual({ address: '0.0.0.0', port: 8080, maxConnections: 32, probePort: 8081, probeMaxConnections: 8 });
     expect(settings.logLevel).toBe('info');
   });
 
@@ -175,6 +175,12 @@ describe('agent settings', () => {
 
   test('port 0 disables the server', () => {
     expect(agent('server:\n  port: 0\n').server.port).toBe(0);
+  });
+
+  test('probePort 0 disables the probe listener; with the server off, the probe listener may take its port', () => {
+    expect(agent('server:\n  probePort: 0\n').server.probePort).toBe(0);
+    expect(agent('server:\n  port: 0\n  probePort: 0\n').server).toMatchObject({ port: 0, probePort: 0 });
+    expect(agent('server:\n  port: 0\n  probePort: 8080\n').server).toMatchObject({ port: 0, probePort: 8080 });
   });
 
   test('a zero local termination grace period is allowed', () => {
@@ -261,6 +267,10 @@ describe('agent settings: bad values', () => {
     { name: 'condition-prefix-without-slash', text: 'reporting:\n  conditionTypePrefix: example.com\n', problems: [{ field: 'reporting.conditionTypePrefix', value: 'example.com' }] },
     { name: 'port-out-of-range', text: 'server:\n  port: 70000\n', problems: [{ field: 'server.port', value: 70000, message: 'must be between 0 and 65535: 70000' }] },
     { name: 'port-as-string', text: 'server:\n  port: "8080"\n', problems: [{ field: 'server.port', value: '8080', message: 'must be an integer, not the string "8080"' }] },
+    { name: 'probe-port-is-the-port', text: 'server:\n  port: 9090\n  probePort: 9090\n', problems: [{ field: 'server.probePort', value: 9090, line: 3, message: 'must differ from server.port (9090), or be 0 for no probe listener: 9090' }] },
+    { name: 'probe-port-is-the-default-port', text: 'server:\n  probePort: 8080\n', problems: [{ field: 'server.probePort', value: 8080, line: 2, message: 'must differ from server.port (8080), or be 0 for no probe listener: 8080' }] },
+    { name: 'probe-port-out-of-range', text: 'server:\n  probePort: 70000\n', problems: [{ field: 'server.probePort', value: 70000, message: 'must be between 0 and 65535: 70000' }] },
+    { name: 'probe-max-connections-zero', text: 'server:\n  probeMaxConnections: 0\n', problems: [{ field: 'server.probeMaxConnections', value: 0, message: 'must be between 1 and 1024: 0' }] },
     { name: 'delete-retries-negative', text: 'taintEviction:\n  deleteRetries: -1\n', problems: [{ field: 'taintEviction.deleteRetries', value: -1 }] },
     { name: 'oom-scan-interval-too-short', text: 'oomKills:\n  scanInterval: 100ms\n', problems: [{ field: 'oomKills.scanInterval', line: 2, message: "must be between 1s and 10m (the scan walks every pod's cgroups): 100ms" }] },
     { name: 'oom-kernel-log-wait-too-long', text: 'oomKills:\n  kernelLogWait: 1m\n', problems: [{ field: 'oomKills.kernelLogWait', message: 'must be between 0s and 5s (past it, a report would lag the kill noticeably): 1m' }] },
