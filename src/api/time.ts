@@ -24,7 +24,14 @@ export function parseRfc3339(value: string): number | null {
   return (lastMs = result);
 }
 
-/** RFC 3339 in UTC, without fractional seconds when they are zero (`2026-01-01T00:00:10Z`). */
+// The last instant RFC 3339 can write. A toleration of int64's largest count of seconds (written to
+// mean "forever") schedules its deletion far past it, where Date's toISOString throws.
+const LATEST_RFC3339_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * RFC 3339 in UTC, without fractional seconds when they are zero (`2026-01-01T00:00:10Z`); an
+ * instant past the year 9999 is shown as its last millisecond.
+ */
 export function formatRfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace('.000Z', 'Z');
+  return new Date(Math.min(ms, LATEST_RFC3339_MS)).toISOString().replace('.000Z', 'Z');
 }

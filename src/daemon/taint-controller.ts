@@ -12,6 +12,7 @@ import type { TaintEvictionSettings } from '../api/agent-settings.js';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import { podKey, type Pod } from '../api/pod.js';
+import { formatRfc3339 } from '../api/time.js';
 import { errorMessage, KubeApiError } from '../errors.js';
 import type { TaintEvent } from '../taint/taint-event.js';
 import { TaintHandler } from '../taint/taint-handler.js';
@@ -133,7 +134,7 @@ export class TaintController {
   private onEvent(event: TaintEvent): void {
     this.deps.metrics.taintEvictions.inc({ action: event.type, result: this.deps.dryRun() ? 'dry-run' : 'ok' });
     if (event.type === 'scheduled') {
-      this.log.info('taint eviction scheduled', { pod: event.podKey, fireAt: new Date(event.fireAtMs).toISOString() });
+      this.log.info('taint eviction scheduled', { pod: event.podKey, fireAt: formatRfc3339(event.fireAtMs) });
       return;
     }
     this.log.info(event.message, { pod: event.podKey });

@@ -80,17 +80,13 @@ export function evictionLine(eviction: Eviction): ReplayEvictionLine {
   };
 }
 
-// The last instant an RFC 3339 timestamp can name. A pod may tolerate a taint for up to int64
-// seconds (a value near its maximum is often written to mean "forever"), far past it; such a fire
-// time is shown as this instant rather than ending the replay.
-const LATEST_RFC3339_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 export function taintLine(event: TaintEvent): ReplayTaintLine {
   return {
     pod: event.podKey,
     action: event.type,
     at: formatRfc3339(event.atMs),
-    ...(event.type === 'scheduled' ? { fireAt: formatRfc3339(Math.min(event.fireAtMs, LATEST_RFC3339_MS)) } : {}),
+    ...(event.type === 'scheduled' ? { fireAt: formatRfc3339(event.fireAtMs) } : {}),
   };
 }
 

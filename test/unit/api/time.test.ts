@@ -27,3 +27,8 @@ describe('parseRfc3339', () => {
     }
   });
 });
+
+test('an instant past the year 9999 is written as the last one RFC 3339 can name', () => {
+  expect(formatRfc3339(Date.UTC(2026, 0, 1) + Number("9223372036854775807") * 1000)).toBe('9999-12-31T23:59:59.999Z');
+  expect(formatRfc3339(Date.UTC(9999, 11, 31, 23, 59, 59))).toBe('9999-12-31T23:59:59Z');
+});

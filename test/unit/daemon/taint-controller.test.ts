@@ -129,3 +129,20 @@ describe('while the agent may not act on its Node', () => {
     expect(s.cluster.actions.calls).toEqual([]);
   });
 });
+
+describe('a toleration meant as "forever"', () => {
+  test('int64\'s largest count of seconds schedules nothing it cannot log, and the handling goes on', async () => {
+    const s = started(setup());
+    s.cluster.view.updatePod('default', 'web-0', (p) => {
+      // 9223372036854775807 seconds, as JSON numbers reach the agent: past the last RFC 3339 instant.
+      p.spec.tolerations = [{ key: NO_EXECUTE.key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: Number("9223372036854775807") }];
+    });
+    await taintNode(s);
+    await s.clock.stepAsync(24 * 3600_000);
+    expect(s.cluster.actions.calls).toEqual([]);
+    // The same controller still acts on the next decision: a pod that does not tolerate the taint.
+    s.cluster.view.upsertPod(makePod({ name: 'batch-0', nodeName: 'node-a' }));
+    await s.clock.stepAsync(100);
+    expect(s.cluster.actions.callsOf('deletePod').map((c) => c.name)).toEqual(['batch-0']);
+  });
+});
