@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes binaries used by the end-to-end tests (test/e2e) — kube-apiserver, and for
-# the real-kubelet suite kubelet and kubectl — at the version pinned in test/e2e/kubernetes/go.mod,
+# the real-kubelet suite kubelet and kubectl; kube-controller-manager, kube-scheduler and kube-proxy
+# for a cluster whose DaemonSet controller, scheduler and Services run as in any other — at the
+# version pinned in test/e2e/kubernetes/go.mod,
 # once, into a cache outside the repository (see scripts/lib/go-binary-cache.sh). Needs Go (>= the
 # go directive there) and the Go module proxy on a cold module cache.
 #
-# Usage: scripts/build-kubernetes.sh [kube-apiserver|kubelet|kubectl]...
-#   With no argument, all three. Prints each binary's path, one a line, in the order asked.
+# Usage: scripts/build-kubernetes.sh [kube-apiserver|kube-controller-manager|kube-scheduler|kube-proxy|kubelet|kubectl]...
+#   With no argument, kube-apiserver, kubelet and kubectl. Prints each binary's path, one a line, in the order asked.
 set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$repo_root/scripts/lib/go-binary-cache.sh"
@@ -21,9 +23,9 @@ wanted=("$@")
 pairs=()
 for name in "${wanted[@]}"; do
   case "$name" in
-    kube-apiserver | kubelet | kubectl) pairs+=("$name=k8s.io/kubernetes/cmd/$name") ;;
+    kube-apiserver | kube-controller-manager | kube-scheduler | kube-proxy | kubelet | kubectl) pairs+=("$name=k8s.io/kubernetes/cmd/$name") ;;
     *)
-      echo "build-kubernetes: unknown binary '$name' (kube-apiserver, kubelet or kubectl)" >&2
+      echo "build-kubernetes: unknown binary '$name' (kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, kubelet or kubectl)" >&2
       exit 2
       ;;
   esac
