@@ -343,8 +343,10 @@ describe('run', () => {
     expect(deletes()[0]?.status).toBe(200);
     expect(openAtEviction).toBeGreaterThan(0);
     expect(probesDuringFlood).toEqual([200, 200]);
-    // The limit holds: never more flood connections held than server.maxConnections.
-    expect(heldMax).toBeLessThanOrEqual(METRICS_MAX_CONNECTIONS);
+    // The limit holds: never more flood connections held than server.maxConnections, and the one
+    // being refused: a connection over the limit has a descriptor from its accept until the same
+    // callback closes it, and a sample can fall in between (about one 20 s benchmark run in two sees it).
+    expect(heldMax).toBeLessThanOrEqual(METRICS_MAX_CONNECTIONS + 1);
     // Memory does not follow the connections: four times the flood is nowhere near four times the
     // growth. (Holding even 12 KiB per open connection would put the larger flood's growth past
     // the bound: 4 x 775 x 12 KiB = 36 MiB against 2 x 775 x 12 KiB + 16 MiB = 34 MiB.)
