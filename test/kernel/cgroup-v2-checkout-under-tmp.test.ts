@@ -30,7 +30,12 @@ describeGuest('cgroup v2 guest: a checkout under /tmp stays visible at its own p
     const checkout = mkdtempSync('/tmp/kea-checkout-');
     try {
       for (const part of ['package.json', 'scripts', 'examples', 'dist']) cpSync(join(REPO_ROOT, part), join(checkout, part), { recursive: true });
-      symlinkSync(join(REPO_ROOT, 'node_modules'), join(checkout, 'node_modules'));
+      // node_modules as hard links (a checkout that is itself under /tmp is hidden in the guest, so
+      // a link to it would not resolve there); a symbolic link where /tmp is another filesystem.
+      if (spawnSync('cp', ['-al', join(REPO_ROOT, 'node_modules'), join(checkout, 'node_modules')]).status !== 0) {
+        rmSync(join(checkout, 'node_modules'), { recursive: true, force: true });
+        symlinkSync(join(REPO_ROOT, 'node_modules'), join(checkout, 'node_modules'));
+      }
       const subdirectory = join(checkout, 'examples', 'run-here');
       mkdirSync(subdirectory);
       const expected = COMMANDS.map((args) => spawnSync(process.execPath, [join(checkout, 'dist/src/main.js'), ...args], { cwd: checkout, encoding: 'utf8' }).stdout);
