@@ -13,3 +13,14 @@ const LOOPBACK_IPV4 = /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
 export function isLoopbackHost(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || LOOPBACK_IPV4.test(hostname);
 }
+
+/**
+ * Why a bearer token may not be sent to `url`, or null when it may: over https always; over plain
+ * http only to a loopback host, and only with `allowOverHttpLoopback`. The configuration refuses a
+ * file that breaks this rule, and the client holds to it whatever settings a caller builds.
+ */
+export function cleartextTokenRefusal(url: URL, allowOverHttpLoopback: boolean): 'not-loopback' | 'loopback-not-allowed' | null {
+  if (url.protocol === 'https:') return null;
+  if (!isLoopbackHost(url.hostname)) return 'not-loopback';
+  return allowOverHttpLoopback ? null : 'loopback-not-allowed';
+}

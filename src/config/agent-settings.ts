@@ -6,7 +6,7 @@
 
 import type { Node } from 'yaml';
 import type { AgentSettings, LogLevel, NotifierSettings, ObserveSettings } from '../api/agent-settings.js';
-import { isLoopbackHost } from '../api/loopback-host.js';
+import { cleartextTokenRefusal } from '../api/loopback-host.js';
 import { podCgroupRootForDriver } from '../host/pod-cgroup-names.js';
 import {
   actionsSection,
@@ -93,11 +93,11 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
 function checkKubeletToken(reader: ConfigReader, observe: ObserveSettings, urlNode: Node | null): void {
   if (observe.source !== 'kubelet' || observe.kubeletTokenFile === null) return;
   const url = new URL(observe.kubeletUrl);
-  if (url.protocol !== 'http:') return;
+  const refusal = cleartextTokenRefusal(url, observe.allowTokenOverHttpLoopback);
   const fix = 'use an https URL, or set observe.kubeletTokenFile: "" to send no token';
-  if (!isLoopbackHost(url.hostname)) {
+  if (refusal === 'not-loopback') {
     reader.problem('observe.kubeletUrl', urlNode, `would send the token of observe.kubeletTokenFile in cleartext over http to ${url.host}: ${fix}`, observe.kubeletUrl);
-  } else if (!observe.allowTokenOverHttpLoopback) {
+  } else if (refusal === 'loopback-not-allowed') {
     reader.problem('observe.kubeletUrl', urlNode, `would send the token of observe.kubeletTokenFile unencrypted over http (loopback ${url.host}): ${fix}, or set observe.allowTokenOverHttpLoopback: true to allow it on loopback`, observe.kubeletUrl);
   }
 }

@@ -41,12 +41,6 @@ export interface OpsServerLimits {
   readonly maxConnections: number;
 }
 
-/** The paths a listener serves; any other is 404. */
-type Route = '/metrics' | '/healthz' | '/readyz';
-const OPS_ROUTES: ReadonlySet<Route> = new Set(['/metrics', '/healthz', '/readyz']);
-// No /metrics: a scrape is the costly request, and scrapers belong on the port whose limit they share.
-const PROBE_ROUTES: ReadonlySet<Route> = new Set(['/healthz', '/readyz']);
-
 export const OPS_HEADERS_TIMEOUT_MS = 5_000;
 export const OPS_REQUEST_TIMEOUT_MS = 10_000;
 export const OPS_KEEP_ALIVE_TIMEOUT_MS = 5_000;
@@ -60,15 +54,16 @@ const CONNECTIONS_CHECKING_INTERVAL_MS = 2 ** 31 - 1;
 
 /** `/metrics`, `/healthz` and `/readyz` on `address:port` (0: any free port). */
 export function startOpsServer(address: string, port: number, registry: Registry, health: HealthState, limits: OpsServerLimits): Promise<OpsServer> {
-  return startListener('/metrics, /healthz and /readyz', OPS_ROUTES, address, port, registry, health, limits);
+  return startListener('/metrics, /healthz and /readyz', address, port, registry, health, limits);
 }
 
 /** `/healthz` and `/readyz` only, for the kubelet's probes, on `address:port` (0: any free port), with a limit of its own. */
 export function startProbeServer(address: string, port: number, health: HealthState, limits: OpsServerLimits): Promise<OpsServer> {
-  return startListener('/healthz and /readyz for the probes', PROBE_ROUTES, address, port, null, health, limits);
+  // No /metrics (no registry): a scrape is the costly request, and scrapers belong on the port whose limit they share.
+  return startListener('/healthz and /readyz for the probes', address, port, null, health, limits);
 }
 
-async function startListener(what: string, routes: ReadonlySet<Route>, address: string, port: number, registry: Registry | null, health: HealthState, limits: OpsServerLimits): Promise<OpsServer> {
+async function startListener(what: string, address: string, port: number, registry: Registry | null, health: HealthState, limits: OpsServerLimits): Promise<OpsServer> {
   const server: Server = createServer(
     { maxHeaderSize: OPS_MAX_HEADER_BYTES, headersTimeout: OPS_HEADERS_TIMEOUT_MS, requestTimeout: OPS_REQUEST_TIMEOUT_MS, keepAliveTimeout: OPS_KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS },
     (req, res) => {
@@ -85,8 +80,9 @@ async function startListener(what: string, routes: ReadonlySet<Route>, address: 
         res.setHeader('connection', 'close');
         return answer(405, 'method not allowed\n');
       }
-      switch (routes.has(path as Route) ? path : null) {
+      switch (path) {
         case '/metrics':
+          // Served only where there is a registry: the probe listener has none.
           if (registry === null) return answer(404, 'not found\n');
           registry.metrics().then(
             (text) => answer(200, text, registry.contentType),

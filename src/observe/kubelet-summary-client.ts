@@ -13,7 +13,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { join } from 'node:path';
 import type { ObserveSettings } from '../api/agent-settings.js';
-import { isLoopbackHost } from '../api/loopback-host.js';
+import { cleartextTokenRefusal } from '../api/loopback-host.js';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import type { Pod } from '../api/pod.js';
@@ -47,8 +47,7 @@ export type KubeletSummarySettings = Pick<
  */
 export function tokenFileToSend(settings: KubeletSummarySettings, url: URL): string | undefined {
   if (settings.kubeletTokenFile === null) return undefined;
-  if (url.protocol === 'https:') return settings.kubeletTokenFile;
-  return settings.allowTokenOverHttpLoopback && isLoopbackHost(url.hostname) ? settings.kubeletTokenFile : undefined;
+  return cleartextTokenRefusal(url, settings.allowTokenOverHttpLoopback) === null ? settings.kubeletTokenFile : undefined;
 }
 
 /**

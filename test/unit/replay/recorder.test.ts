@@ -86,6 +86,20 @@ async function drive(clock: FakeClock, promise: Promise<unknown>): Promise<void>
 
 const parsed = (run: Run): Record<string, unknown>[] => run.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
 
+// The recorded lines replayed with a 1Gi hard memory.available threshold: each output line, parsed.
+async function replayRecorded(lines: readonly string[]): Promise<unknown[]> {
+  const config = parseConfigText('apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nevictionHard:\n  memory.available: 1Gi\n', 'config.yaml');
+  const input = new PassThrough();
+  input.end(lines.join(''));
+  const output = new PassThrough();
+  let printed = '';
+  output.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+  const steps = await replayStream(config.eviction, input, output);
+  const decisions = printed.trim().split('\n').map((line) => JSON.parse(line) as unknown);
+  expect(decisions).toHaveLength(steps);
+  return decisions;
+}
+
 test('unchangedPods keeps the pods of the second list that are in the first with the same resourceVersion', () => {
   const created = withVersion(makePod({ name: 'new' }), '20');
   expect(unchangedPods([leaky, batch], [withVersion(leaky, '12'), batch, created]).map((p) => p.metadata.name)).toEqual(['batch']);
@@ -159,14 +173,8 @@ test('record then replay: the recording replays to the decision the engine made 
   const outcome = record(sources, run.options);
   await drive(clock, outcome);
   expect((await outcome).steps).toBe(2);
-  const config = parseConfigText('apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nevictionHard:\n  memory.available: 1Gi\n', 'config.yaml');
-  const input = new PassThrough();
-  input.end(run.lines.join(''));
-  const output = new PassThrough();
-  let printed = '';
-  output.on('data', (chunk: Buffer) => (printed += chunk.toString()));
-  expect(await replayStream(config.eviction, input, output)).toBe(2);
-  const decisions = printed.trim().split('\n').map((line) => JSON.parse(line) as { evictions: { pod: string }[]; nodeConditions: string[] });
+  const decisions = (await replayRecorded(run.lines)) as { evictions: { pod: string }[]; nodeConditions: string[] }[];
+  expect(decisions).toHaveLength(2);
   expect(decisions.map((d) => d.evictions.map((e) => e.pod))).toEqual([[], ['default/leaky']]);
   expect(decisions[1]?.nodeConditions).toEqual(['MemoryPressure']);
 });
@@ -186,14 +194,9 @@ test('a mirror pod whose static pod UID the manifest set ("abc") is recorded as 
   expect(pods[0]).toEqual(withoutManaged(etcd));
   expect(run.progress).toEqual([expect.stringMatching(/^step 1: 0\.0 s, [\d.]+ KiB$/)]);
 
-  const config = parseConfigText('apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nevictionHard:\n  memory.available: 1Gi\n', 'config.yaml');
-  const input = new PassThrough();
-  input.end(run.lines.join(''));
-  const output = new PassThrough();
-  let printed = '';
-  output.on('data', (chunk: Buffer) => (printed += chunk.toString()));
-  expect(await replayStream(config.eviction, input, output)).toBe(1);
-  const decision = JSON.parse(printed) as { evictions: { pod: string }[]; refusedPods: { pod: string; reason: string }[] };
+  const decisions = (await replayRecorded(run.lines)) as { evictions: { pod: string }[]; refusedPods: { pod: string; reason: string }[] }[];
+  expect(decisions).toHaveLength(1);
+  const decision = decisions[0] as (typeof decisions)[number];
   expect(decision.evictions.map((e) => e.pod)).toEqual(['default/leaky']);
   expect(decision.refusedPods).toEqual([{ pod: 'kube-system/etcd-node-a', reason: 'line 1: pods[0].metadata.annotations["kubernetes.io/config.mirror"]: "abc" is not a static pod UID (32 lowercase hex digits, or a UUID)' }]);
 });
