@@ -36,6 +36,15 @@ export interface RealNodeBinaries {
   readonly runc: string;
 }
 
+/** What a cluster adds to a real node: the controllers, kube-proxy and the CNI plugins of its pod network. */
+export interface ClusterBinaries {
+  readonly controllerManager: string;
+  readonly scheduler: string;
+  readonly kubeProxy: string;
+  /** The directory of the CNI plugins (bridge, host-local, loopback, portmap), scripts/build-cni.sh's. */
+  readonly cniBinDir: string;
+}
+
 /** The binaries, or why they are not there. */
 export type Lookup<T> = { readonly ok: true; readonly binaries: T } | { readonly ok: false; readonly reason: string };
 export type BinaryLookup = Lookup<ControlPlaneBinaries>;
@@ -62,6 +71,9 @@ const GO_BINARIES = {
   containerd: { env: 'KEA_CONTAINERD_BIN', file: 'containerd', ...CONTAINERD },
   containerdShim: { env: 'KEA_CONTAINERD_SHIM_BIN', file: 'containerd-shim-runc-v2', ...CONTAINERD },
   ctr: { env: 'KEA_CTR_BIN', file: 'ctr', ...CONTAINERD },
+  controllerManager: { env: 'KEA_CONTROLLER_MANAGER_BIN', file: 'kube-controller-manager', ...KUBERNETES },
+  scheduler: { env: 'KEA_SCHEDULER_BIN', file: 'kube-scheduler', ...KUBERNETES },
+  kubeProxy: { env: 'KEA_KUBE_PROXY_BIN', file: 'kube-proxy', ...KUBERNETES },
 } as const satisfies Record<string, GoBinary>;
 
 /** The version a go.mod requires of a module (`require m vX.Y.Z` or a line inside a require block). */
@@ -94,13 +106,16 @@ function fromEnv(name: string, env: Env): string | { reason: string } | null {
   return isExecutable(value) ? value : { reason: `${name}=${value} is not an executable file` };
 }
 
+function cacheDir(env: Env): string {
+  return env.KEA_CACHE_DIR !== undefined && env.KEA_CACHE_DIR !== '' ? env.KEA_CACHE_DIR : join(env.HOME ?? homedir(), '.cache', 'kube-eviction-agent');
+}
+
 function locate(spec: GoBinary, env: Env): string | { reason: string } {
   const given = fromEnv(spec.env, env);
   if (given !== null) return given;
   const version = repositoryPin(spec.goMod, spec.module);
   if (version === null) return { reason: `cannot read the ${spec.module} version from ${spec.goMod}` };
-  const cacheDir = env.KEA_CACHE_DIR !== undefined && env.KEA_CACHE_DIR !== '' ? env.KEA_CACHE_DIR : join(env.HOME ?? homedir(), '.cache', 'kube-eviction-agent');
-  const cached = join(cacheDir, `${spec.file}-${version}`);
+  const cached = join(cacheDir(env), `${spec.file}-${version}`);
   if (isExecutable(cached)) return cached;
   return { reason: `${spec.file} ${version} is not built (${spec.env} unset, ${cached} missing): run \`bash ${spec.script}\` (or \`eval "$(bash scripts/e2e-env.sh)"\`)` };
 }
@@ -145,4 +160,26 @@ export function findRealNodeBinaries(env: Env = process.env): Lookup<RealNodeBin
 export function findKubectl(env: Env = process.env): string | null {
   const found = locate(GO_BINARIES.kubectl, env);
   return typeof found === 'string' ? found : null;
+}
+
+// The CNI plugins: KEA_CNI_BIN_DIR, else scripts/build-cni.sh's directory in the cache.
+function locateCniBinDir(env: Env): string | { reason: string } {
+  const given = env.KEA_CNI_BIN_DIR;
+  const version = repositoryPin('test/e2e/cni/go.mod', 'github.com/containernetworking/plugins');
+  if (version === null) return { reason: 'cannot read the github.com/containernetworking/plugins version from test/e2e/cni/go.mod' };
+  const dir = given !== undefined && given !== '' ? given : join(cacheDir(env), `cni-bin-${version}`);
+  const missing = ['bridge', 'host-local', 'loopback', 'portmap'].filter((plugin) => !isExecutable(join(dir, plugin)));
+  if (missing.length === 0) return dir;
+  return { reason: `the CNI plugins ${missing.join(', ')} are not in ${dir}: run \`bash scripts/build-cni.sh\` (or \`eval "$(bash scripts/e2e-env.sh)"\`)` };
+}
+
+/** Where a cluster's binaries beyond the real node's are: the controller manager, the scheduler, kube-proxy, the CNI plugins. */
+export function findClusterBinaries(env: Env = process.env): Lookup<ClusterBinaries> {
+  const { controllerManager, scheduler, kubeProxy } = GO_BINARIES;
+  return collect({
+    controllerManager: locate(controllerManager, env),
+    scheduler: locate(scheduler, env),
+    kubeProxy: locate(kubeProxy, env),
+    cniBinDir: locateCniBinDir(env),
+  });
 }

@@ -14,6 +14,7 @@ import { existsSync, mkdirSync, readdirSync, readlinkSync, writeFileSync } from 
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { RealNodeBinaries } from './binaries.js';
+import { podNetworkConflist, podNetworkSetupScript, type PodNetwork } from './pod-network.js';
 import { shellQuote } from './exit-cleanup.js';
 import { ManagedProcess } from './managed-process.js';
 import { waitFor } from './wait.js';
@@ -44,6 +45,11 @@ export interface ContainerdOptions {
   readonly imagesTar: string;
   readonly env: NodeJS.ProcessEnv;
   readonly startTimeoutMs?: number;
+  /**
+   * A pod network: containerd (and whatever enters its namespaces) in a network namespace of its
+   * own with a CNI bridge (pod-network.ts). Without one, the loopback-only list (host-network pods).
+   */
+  readonly podNetwork?: PodNetwork | undefined;
 }
 
 function toml(value: string): string {
@@ -99,23 +105,26 @@ export class Containerd {
     /** The mount namespace (`mnt:[<inode>]`) it and the kubelet run in. */
     readonly mountNamespace: string,
     private readonly ctrBin: string,
+    /** Whether it runs in a network namespace of its own (a pod network). */
+    readonly ownNetwork: boolean,
   ) {}
 
-  /** The command prefix that runs a program in the runtime's mount namespace. */
+  /** The command prefix that runs a program in the runtime's mount namespace (and network namespace, with a pod network). */
   enterCommand(): string[] {
-    return ['nsenter', `--mount=/proc/${this.process.pid}/ns/mnt`, '--'];
+    return ['nsenter', `--mount=/proc/${this.process.pid}/ns/mnt`, ...(this.ownNetwork ? [`--net=/proc/${this.process.pid}/ns/net`] : []), '--'];
   }
 
   static async start(o: ContainerdOptions): Promise<Containerd> {
     const root = join(o.dir, 'root');
     const state = join(o.dir, 'state');
     const cniConf = join(o.dir, 'cni', 'net.d');
-    const cniBin = join(o.dir, 'cni', 'bin');
+    const cniBin = o.podNetwork?.cniBinDir ?? join(o.dir, 'cni', 'bin');
     const sysctls = join(o.dir, 'sysctl');
     for (const dir of [root, state, cniConf, cniBin, sysctls]) mkdirSync(dir, { recursive: true });
     const socket = join(o.dir, 'containerd.sock');
     writeFileSync(join(o.dir, 'config.toml'), configToml(o, { root, state, socket, cniConf, cniBin }));
-    writeFileSync(join(cniConf, '10-loopback.conflist'), `${JSON.stringify({ cniVersion: '1.0.0', name: 'kea-e2e-loopback', plugins: [{ type: 'loopback' }] }, null, 2)}\n`);
+    if (o.podNetwork === undefined) writeFileSync(join(cniConf, '10-loopback.conflist'), `${JSON.stringify({ cniVersion: '1.0.0', name: 'kea-e2e-loopback', plugins: [{ type: 'loopback' }] }, null, 2)}\n`);
+    else writeFileSync(join(cniConf, '10-pods.conflist'), podNetworkConflist());
 
     const binds: string[] = [];
     for (const [entry, value] of Object.entries(KUBELET_SYSCTLS)) {
@@ -128,10 +137,13 @@ export class Containerd {
       'mount -t tmpfs -o size=64m,mode=0755 kea-e2e-run /run',
       'mount -t tmpfs -o size=16m,mode=0755 kea-e2e-log /var/log',
       ...binds,
+      ...(o.podNetwork === undefined ? [] : podNetworkSetupScript()),
       `exec ${shellQuote(o.binaries.containerd)} --config ${shellQuote(join(o.dir, 'config.toml'))}`,
     ].join('\n');
     // --propagation private: nothing mounted in the namespace reaches the machine.
-    const proc = ManagedProcess.start('containerd', 'unshare', ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', script], { env: o.env, logFile: join(o.dir, 'containerd.log'), cwd: o.dir });
+    // With a pod network, --net too: its addresses, routes and NAT rules go with the namespace.
+    const unshare = ['--mount', ...(o.podNetwork === undefined ? [] : ['--net']), '--propagation', 'private'];
+    const proc = ManagedProcess.start('containerd', 'unshare', [...unshare, '--', '/bin/sh', '-c', script], { env: o.env, logFile: join(o.dir, 'containerd.log'), cwd: o.dir });
     const ctr = o.binaries.ctr;
     const run = (args: readonly string[], timeoutMs = 60_000): Promise<{ stdout: string }> => execFileAsync(ctr, ['--address', socket, ...args], { timeout: timeoutMs, env: o.env });
     await waitFor(async () => existsSync(socket) && (await run(['version'], 5000)).stdout.includes('Server:'), {
@@ -142,7 +154,7 @@ export class Containerd {
     });
     const namespace = readlinkSync(`/proc/${proc.pid}/ns/mnt`);
     if (namespace === readlinkSync('/proc/self/ns/mnt')) throw new Error('containerd is not in a mount namespace of its own');
-    const containerd = new Containerd(proc, socket, root, namespace, ctr);
+    const containerd = new Containerd(proc, socket, root, namespace, ctr, o.podNetwork !== undefined);
     await run(['-n', K8S_NAMESPACE, 'images', 'import', o.imagesTar], 120_000);
     return containerd;
   }

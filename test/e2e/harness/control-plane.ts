@@ -22,6 +22,13 @@ export interface ControlPlaneOptions {
   readonly nodeNames: readonly string[];
   /** How long etcd and the apiserver may take to become ready (default 90 s). */
   readonly startTimeoutMs?: number;
+  /**
+   * Runs the ServiceAccount admission plugin, as every cluster does: pods get their projected
+   * service-account token volume (a cluster with a controller manager, cluster.ts). Off by default:
+   * without a controller manager no namespace has its `default` ServiceAccount, which the plugin
+   * would require of every pod.
+   */
+  readonly serviceAccountAdmission?: boolean | undefined;
 }
 
 // etcd reads flags from ETCD_* variables too; the apiserver needs nothing from the test's
@@ -131,7 +138,7 @@ export class ControlPlane {
       `--token-auth-file=${c.tokenFile}`,
       '--authorization-mode=Node,RBAC',
       '--enable-admission-plugins=NodeRestriction',
-      '--disable-admission-plugins=ServiceAccount',
+      ...(this.options.serviceAccountAdmission === true ? [] : ['--disable-admission-plugins=ServiceAccount']),
       '--service-account-issuer=https://kubernetes.default.svc',
       `--service-account-key-file=${c.saPubFile}`,
       `--service-account-signing-key-file=${c.saKeyFile}`,

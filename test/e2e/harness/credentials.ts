@@ -1,6 +1,6 @@
 // The credentials of one test control plane, generated with openssl into its temporary
 // directory: the service-account signing key pair (TokenRequest needs it), a self-signed serving
-// certificate for 127.0.0.1 that is also the CA every client trusts, and a static token file
+// certificate for 127.0.0.1 (and the `kubernetes` Service's address) that is also the CA every client trusts, and a static token file
 // with the admin identity (system:masters) and one kubelet identity (system:node:<name>, group
 // system:nodes) per node the tests register.
 
@@ -8,6 +8,13 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
+/**
+ * The `kubernetes` Service's ClusterIP (the first address of the API server's
+ * --service-cluster-ip-range): pods with an in-cluster configuration verify the API server's
+ * certificate against it.
+ */
+export const KUBERNETES_SERVICE_IP = '10.0.0.1';
 
 export interface Credentials {
   readonly saKeyFile: string;
@@ -34,7 +41,7 @@ export function generateCredentials(dir: string, nodeNames: readonly string[]): 
   const tokenFile = join(dir, 'tokens.csv');
   openssl(['genrsa', '-out', saKeyFile, '2048']);
   openssl(['rsa', '-in', saKeyFile, '-pubout', '-out', saPubFile]);
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', servingKeyFile, '-out', servingCertFile]);
+  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', `subjectAltName=IP:127.0.0.1,DNS:localhost,IP:${KUBERNETES_SERVICE_IP},DNS:kubernetes.default.svc`, '-keyout', servingKeyFile, '-out', servingCertFile]);
   const token = (): string => randomBytes(16).toString('hex');
   const adminToken = token();
   const nodeTokens = new Map(nodeNames.map((name) => [name, token()]));

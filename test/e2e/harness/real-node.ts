@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Summary } from '../../../src/api/summary.js';
 import { ApiClient } from './api-client.js';
+import { ApiForwarder } from './api-forwarder.js';
 import { REPO_ROOT, type Lookup, type RealNodeBinaries } from './binaries.js';
 import { Containerd, processesInMountNamespace } from './containerd.js';
 import { cleanEnv, type ControlPlane } from './control-plane.js';
@@ -24,6 +25,7 @@ import { KernelOomWatch } from './kernel-oom-watch.js';
 import { kubeconfigYaml } from './kubeconfig.js';
 import { ManagedProcess } from './managed-process.js';
 import { NodeCgroups } from './node-cgroups.js';
+import { NODE_IP, type PodNetwork } from './pod-network.js';
 import { sleep, waitFor } from './wait.js';
 
 export const PAUSE_IMAGE = 'localhost/kea-e2e/pause:1';
@@ -58,6 +60,12 @@ export interface RealNodeOptions {
   readonly evictionHard: Readonly<Record<string, string>>;
   /** pids.max of each pod cgroup: a fork leak cannot take the machine's PIDs. */
   readonly podPidsLimit: number;
+  /**
+   * A pod network (pod-network.ts): the node in a network namespace of its own with a CNI bridge,
+   * the node address NODE_IP, and the API server forwarded into it. Without one, the machine's
+   * network and host-network pods only.
+   */
+  readonly podNetwork?: PodNetwork;
 }
 
 function memTotalBytes(): bigint {
@@ -106,6 +114,7 @@ export class RealNode {
   readonly kubepodsLimitBytes: bigint;
   containerd: Containerd | null = null;
   kubelet: ManagedProcess | null = null;
+  forwarder: ApiForwarder | null = null;
   kubeletPort = 0;
   private watchdog: Watchdog | null = null;
   private unregisterExit: (() => void) | null = null;
@@ -158,8 +167,13 @@ export class RealNode {
   private async startAll(): Promise<void> {
     const o = this.options;
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${o.rootDirSizeBytes},mode=0755`, 'kea-e2e-kubelet-root', this.rootDir]);
-    this.containerd = await Containerd.start({ binaries: o.binaries, dir: join(this.dir, 'containerd'), pauseImage: PAUSE_IMAGE, imagesTar: o.imagesTar, env: cleanEnv() });
+    this.containerd = await Containerd.start({ binaries: o.binaries, dir: join(this.dir, 'containerd'), pauseImage: PAUSE_IMAGE, imagesTar: o.imagesTar, env: cleanEnv(), podNetwork: o.podNetwork });
     this.guard();
+    if (o.podNetwork !== undefined) {
+      // The kubelet in the namespace reaches the API server at the URL it has outside.
+      this.forwarder = await ApiForwarder.start({ dir: this.dir, port: Number(new URL(o.plane.url).port), enterCommand: this.containerd.enterCommand() });
+      this.guard();
+    }
 
     const [port, healthzPort] = (await freePorts(2)) as [number, number];
     this.kubeletPort = port;
@@ -221,6 +235,8 @@ export class RealNode {
       `--root-dir=${this.rootDir}`,
       `--cert-dir=${join(this.dir, 'kubelet-pki')}`,
       `--hostname-override=${o.nodeName}`,
+      // A pod network gives the node an address that is not loopback (the kubelet refuses one).
+      ...(o.podNetwork === undefined ? [] : [`--node-ip=${NODE_IP}`]),
       '--v=2',
     ];
     const kubelet = ManagedProcess.start('kubelet', args[0] as string, args.slice(1), { env: cleanEnv(), logFile: join(this.dir, 'kubelet.log'), cwd: this.dir });
@@ -238,6 +254,7 @@ export class RealNode {
 
   /** The kubelet's own Summary, from its port (the Node has no address for the API server's proxy). */
   async summary(): Promise<Summary> {
+    if (this.options.podNetwork !== undefined) throw new Error("the kubelet's port is inside the pod network's namespace, out of the tests' reach");
     const client = new ApiClient(`https://127.0.0.1:${this.kubeletPort}`, this.options.plane.caPem, null);
     const answer = await client.request<Summary>('GET', '/stats/summary', { timeoutMs: 10_000 });
     if (answer.status !== 200) throw new Error(`the kubelet's /stats/summary answered ${answer.status}: ${answer.text.slice(0, 300)}`);
@@ -281,6 +298,7 @@ export class RealNode {
     this.stopped = true;
     const errors: string[] = [];
     await this.kubelet?.stop('SIGTERM', 5000);
+    await this.forwarder?.stop();
     // The pods' processes (their cgroups) and the shims (the namespace) go before containerd.
     const namespace = this.containerd?.mountNamespace;
     for (let attempt = 0; attempt < 50; attempt++) {
@@ -323,7 +341,7 @@ export class RealNode {
   // Keeps the safety nets in step with what runs: the exit handler and the watchdog.
   private guard(): void {
     this.unregisterExit ??= onProcessExit(() => {
-      killAll([this.kubelet?.running === true ? this.kubelet.pid : 0, this.containerd?.process.running === true ? this.containerd.process.pid : 0].filter((p) => p > 0));
+      killAll([this.kubelet?.running === true ? this.kubelet.pid : 0, this.containerd?.process.running === true ? this.containerd.process.pid : 0, ...(this.forwarder?.pids ?? [])].filter((p) => p > 0));
       const namespace = this.containerd?.mountNamespace;
       for (let attempt = 0; attempt < 20; attempt++) {
         const left = [...this.cgroups.processes(), ...(namespace === undefined ? [] : processesInMountNamespace(namespace))];
@@ -336,7 +354,7 @@ export class RealNode {
       unmountAllUnder(this.dir);
       if (mountsUnder(this.dir).length === 0) rmSync(this.dir, { recursive: true, force: true });
     });
-    const pids = [this.kubelet?.pid, this.containerd?.process.pid, this.oomWatch.pid].filter((p): p is number => p !== undefined);
+    const pids = [this.kubelet?.pid, this.containerd?.process.pid, this.oomWatch.pid, ...(this.forwarder?.pids ?? [])].filter((p): p is number => p !== undefined);
     const dir = shellQuote(this.dir);
     const script = [
       ...pids.map((pid) => `kill -9 ${pid} 2>/dev/null`),

@@ -20,6 +20,8 @@ export interface SuiteOptions<F = undefined> {
   readonly needsCgroupV1?: boolean;
   /** More reasons the file's tests cannot run here (e.g. a real node's binaries are missing). */
   readonly skipReasons?: readonly string[];
+  /** The ServiceAccount admission plugin on (control-plane.ts): a cluster with a controller manager. */
+  readonly serviceAccountAdmission?: boolean;
   /** Something started once after the control plane and stopped before it (a real node). */
   readonly fixture?: SuiteFixture<F>;
 }
@@ -73,7 +75,7 @@ export function e2eSuite<F = undefined>(options: SuiteOptions<F>): SuiteHandle<F
   beforeAll(async () => {
     if (skipReason !== null || !binaries.ok) return;
     try {
-      plane = await ControlPlane.start({ binaries: binaries.binaries, nodeNames: options.nodeNames });
+      plane = await ControlPlane.start({ binaries: binaries.binaries, nodeNames: options.nodeNames, serviceAccountAdmission: options.serviceAccountAdmission });
       const admin = plane.admin();
       const identity = await installAgentIdentity(admin);
       const fixture = options.fixture === undefined ? (undefined as F) : await options.fixture.start({ plane, admin, identity });
