@@ -306,14 +306,20 @@ const CHART_VALUES_SCHEMA: Readonly<Record<string, JsonSchema>> = {
   image: {
     type: 'object',
     additionalProperties: false,
-    properties: { repository: { type: 'string', minLength: 1 }, tag: { type: 'string' }, pullPolicy: { enum: ['Always', 'IfNotPresent', 'Never'] } },
+    properties: {
+      repository: { type: 'string', minLength: 1 },
+      tag: { type: 'string' },
+      // A content digest (repository@sha256:...), which wins over the tag; empty: the tag.
+      digest: { type: 'string', pattern: '^(sha256:[0-9a-f]{64})?$' },
+      pullPolicy: { enum: ['Always', 'IfNotPresent', 'Never'] },
+    },
   },
   imagePullSecrets: { type: 'array' },
   fullnameOverride: { type: 'string' },
   commonLabels: { type: 'object', additionalProperties: { type: 'string' } },
-  namespace: { type: 'object', additionalProperties: false, properties: { create: { type: 'boolean' } } },
   serviceAccount: { type: 'object', additionalProperties: false, properties: { create: { type: 'boolean' }, name: { type: 'string' }, annotations: { type: 'object' } } },
   rbac: { type: 'object', additionalProperties: false, properties: { create: { type: 'boolean' } } },
+  nodeRestriction: { type: 'object', additionalProperties: false, properties: { enabled: { type: 'boolean' } } },
   priorityClassName: { type: 'string' },
   tolerations: { type: 'array' },
   nodeSelector: { type: 'object', additionalProperties: { type: 'string' } },

@@ -13,6 +13,7 @@ import { Writable } from 'node:stream';
 import { parse } from 'yaml';
 import { chartConfig, chartSettings, renderSchema, renderValues, SCHEMA_PATH, VALUES_PATH } from '../../scripts/chart-values.js';
 import { checkConfig } from '../../src/cli/check-config.js';
+import { restartOnlyChanges } from '../../src/daemon/restart-only.js';
 import { defaultAgentSettings } from '../../src/config/defaults.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { INVALID_VALUES } from './chart-invalid-values.js';
@@ -142,13 +143,20 @@ describe('helm lint and helm template (real helm)', () => {
   helmTest('a value set changes what it names: image, names, labels, taint handling', () => {
     const objects = renderChart(['--values', join(VALUE_SETS_DIR, 'crio-dry-run-values.yaml')]);
     expect(objects.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
-      'Namespace/kube-eviction-agent',
       'NetworkPolicy/node-eviction',
       'ServiceAccount/node-eviction-agent',
       'ConfigMap/node-eviction-config',
       'ClusterRole/node-eviction',
       'ClusterRoleBinding/node-eviction',
       'DaemonSet/node-eviction',
+      'ValidatingAdmissionPolicy/node-eviction-pods',
+      'ValidatingAdmissionPolicy/node-eviction-evictions',
+      'ValidatingAdmissionPolicy/node-eviction-node',
+      'ValidatingAdmissionPolicy/node-eviction-events',
+      'ValidatingAdmissionPolicyBinding/node-eviction-pods',
+      'ValidatingAdmissionPolicyBinding/node-eviction-evictions',
+      'ValidatingAdmissionPolicyBinding/node-eviction-node',
+      'ValidatingAdmissionPolicyBinding/node-eviction-events',
     ]);
     for (const o of objects) expect(o.metadata.labels['example.com/team']).toBe('platform');
     const loaded = parseConfigText(configOf(objects), 'config.yaml');
@@ -182,9 +190,9 @@ describe('helm lint and helm template (real helm)', () => {
   });
 
   // Out of date: eval "$(bash scripts/build-tools.sh)" && bash scripts/render-manifest.sh
-  helmTest('deploy/daemonset.yaml is the chart rendered with its defaults (scripts/render-manifest.sh)', () => {
+  helmTest('deploy/daemonset.yaml and deploy/node-restriction.yaml are the chart rendered with its defaults (scripts/render-manifest.sh)', () => {
     const run = spawnSync('bash', [join(REPO_ROOT, 'scripts', 'render-manifest.sh'), '--check'], { encoding: 'utf8', env: process.env });
-    expect({ status: run.status, diff: run.stdout + run.stderr }).toEqual({ status: 0, diff: expect.stringContaining('is up to date') });
+    expect({ status: run.status, diff: run.stdout + run.stderr }).toEqual({ status: 0, diff: expect.stringContaining('are up to date') });
   });
 
   helmTest('a server port of 0 (no health server for the probes) is refused', () => {
@@ -273,5 +281,71 @@ describe('invalid values: refused at helm template, as check-config refuses the 
   test('docs/deployment.md gives both wordings of every case, word for word', () => {
     const absent = INVALID_VALUES.flatMap((c) => [`\`--set ${c.set}\``, c.helm === null ? null : `helm: \`${c.helm}\``, `check-config: \`${c.checkConfig}\``]).filter((t) => t !== null && !docs.includes(t));
     expect(absent).toEqual([]);
+  });
+});
+
+describe('install defaults: node restriction, node selector, image digest, host mounts, rollouts (real helm)', () => {
+  const daemonSetOf = (objects: KubeObject[]): KubeObject => objects.find((o) => o.kind === 'DaemonSet') as KubeObject;
+
+  helmTest('the node restriction is bound to the release: its namespace, its ServiceAccount, its condition prefix and taint key', () => {
+    const objects = renderChart(['--values', join(VALUE_SETS_DIR, 'crio-dry-run-values.yaml')]);
+    const policies = objects.filter((o) => o.kind === 'ValidatingAdmissionPolicy');
+    expect(policies.map((p) => p.spec.matchConditions)).toEqual(policies.map(() => [{ name: 'the-agent', expression: "request.userInfo.username == 'system:serviceaccount:kube-eviction-agent:node-eviction-agent'" }]));
+    const nodePolicy = policies.find((p) => p.metadata.name === 'node-eviction-node') as KubeObject;
+    const variables = Object.fromEntries((nodePolicy.spec.variables as KubeObject[]).map((v) => [v.name, v.expression]));
+    expect([variables.prefix, variables.taintKey]).toEqual(["'platform.example.com/'", "'platform.example.com/memory-pressure'"]);
+    const bindings = objects.filter((o) => o.kind === 'ValidatingAdmissionPolicyBinding');
+    expect(bindings.map((b) => b.spec.policyName).sort()).toEqual(policies.map((p) => p.metadata.name).sort());
+  });
+
+  helmTest('nodeRestriction.enabled=false renders no policy; a cluster older than 1.32 is refused with the value to set', () => {
+    expect(renderChart(['--set', 'nodeRestriction.enabled=false']).filter((o) => String(o.kind).startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
+    const old = helm(['template', 'x', CHART_DIR, '--kube-version', '1.31.0']);
+    expect({ status: old.status, stderr: old.stderr }).toEqual({ status: 1, stderr: expect.stringContaining('the node restriction needs Kubernetes 1.32 or later') });
+    expect(helm(['template', 'x', CHART_DIR, '--kube-version', '1.31.0', '--set', 'nodeRestriction.enabled=false']).status).toBe(0);
+  });
+
+  const selectorCases: { name: string; set: string[]; nodeSelector: Record<string, string> | undefined }[] = [
+    { name: 'by default, Linux nodes only', set: [], nodeSelector: { 'kubernetes.io/os': 'linux' } },
+    { name: "the operator's selector merged in", set: ['nodeSelector.example\\.com/pool=batch'], nodeSelector: { 'kubernetes.io/os': 'linux', 'example.com/pool': 'batch' } },
+    { name: 'the OS entry dropped with null', set: ['nodeSelector.kubernetes\\.io/os=null'], nodeSelector: undefined },
+  ];
+  helmTest.each(selectorCases)('nodeSelector: $name', ({ set, nodeSelector }) => {
+    expect(daemonSetOf(renderChart(set.flatMap((v) => ['--set', v]))).spec.template.spec.nodeSelector).toEqual(nodeSelector);
+  });
+
+  helmTest('image.digest wins over the tag; a digest that is not sha256:<64 hex> is refused', () => {
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    const imageOf = (set: string[]): string => daemonSetOf(renderChart(set.flatMap((v) => ['--set', v]))).spec.template.spec.containers[0].image;
+    expect(imageOf(['image.repository=registry.example.com/kea', 'image.tag=1.2.3', `image.digest=${digest}`])).toBe(`registry.example.com/kea@${digest}`);
+    expect(imageOf(['image.repository=registry.example.com/kea', 'image.tag=1.2.3'])).toBe('registry.example.com/kea:1.2.3');
+    const bad = helm(['template', 'x', CHART_DIR, '--set', 'image.digest=latest']);
+    expect({ status: bad.status, stderr: bad.stderr }).toEqual({ status: 1, stderr: expect.stringContaining("at '/image/digest'") });
+  });
+
+  helmTest('host directories: cgroups and /proc required (type Directory), the others tolerated when absent (type "")', () => {
+    for (const set of [[], ['--values', join(VALUE_SETS_DIR, 'crio-dry-run-values.yaml')]]) {
+      const volumes = (daemonSetOf(renderChart(set)).spec.template.spec.volumes as KubeObject[]).filter((v) => v.hostPath !== undefined);
+      const types = Object.fromEntries(volumes.map((v) => [v.name, v.hostPath.type]));
+      const expected: Record<string, string> = { 'host-cgroup': 'Directory', 'host-proc': 'Directory', 'host-kubelet': '', 'host-image-fs': '', 'host-pod-logs': '' };
+      if (set.length > 0) expected['host-container-fs'] = '';
+      expect(types).toEqual(expected);
+    }
+  });
+
+  const checksumOf = (set: string[]): string => daemonSetOf(renderChart(set.flatMap((v) => ['--set', v]))).spec.template.metadata.annotations['checksum/restart-only-config'];
+  helmTest('a change to a setting read only at start rolls the pods (the checksum changes); one the agent reloads in place does not', () => {
+    const base = checksumOf([]);
+    expect(base).toMatch(/^[0-9a-f]{64}$/);
+    for (const set of ['config.server.port=9100', 'config.observe.imageFsPath=/var/lib/containers', 'config.notifier.mode=psi', 'config.logLevel=debug']) expect({ set, changed: checksumOf([set]) !== base }).toEqual({ set, changed: true });
+    for (const set of ['config.evictionHard.memory\\.available=250Mi', 'config.actions.dryRun=true', 'config.reporting.events=false']) expect({ set, changed: checksumOf([set]) !== base }).toEqual({ set, changed: false });
+  });
+
+  test("the checksum's sections are exactly those the agent names as requiring a restart", () => {
+    const template = readFileSync(join(CHART_DIR, 'templates', 'daemonset.yaml'), 'utf8');
+    const picked = /checksum\/restart-only-config: \{\{ pick \(\.Values\.config \| default dict\) ((?:"[A-Za-z]+" ?)+)/.exec(template)?.[1]?.match(/[A-Za-z]+/g);
+    const running = parseConfigText('apiVersion: kube-eviction-agent.io/v1alpha1\nkind: AgentConfiguration\n', 'defaults');
+    const restartOnly = Object.keys(running.agent).filter((key) => restartOnlyChanges(running, { ...running, agent: { ...running.agent, [key]: { changed: true } } }).length > 0);
+    expect([...(picked ?? [])].sort()).toEqual(restartOnly.sort());
   });
 });

@@ -13,7 +13,6 @@ const suite = e2eSuite({ nodeNames: ['node-a'], skipReasons: HELM_SKIP_REASON ==
 
 const renderings: readonly { readonly name: string; readonly args: readonly string[] }[] = [
   { name: 'the default values', args: [] },
-  { name: 'the default values with the namespace', args: ['--set', 'namespace.create=true'] },
   ...(HELM_SKIP_REASON === null ? valueSets() : []).map((set) => ({ name: set, args: ['--values', join(VALUE_SETS_DIR, set)] })),
 ];
 
