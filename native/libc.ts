@@ -1,5 +1,5 @@
 // The koffi declarations of the libc calls the notifiers need (eventfd, epoll_create1, epoll_ctl,
-// epoll_wait, read, pread, write, open, lseek, close, and the xattr calls), the pidfd calls the pod
+// epoll_wait, read, pread, write, open, lseek, close, and the xattr calls), flock for the node lock, the pidfd calls the pod
 // terminator signals through (pidfd_open, pidfd_send_signal), and errno. This is, with native-error.ts, the only code that
 // touches the FFI. libc is loaded on first use, so importing this module costs nothing on machines
 // (or in tests) that never arm a kernel notifier or end a process.
@@ -18,6 +18,9 @@ export const EPOLL_CLOEXEC = O_CLOEXEC;
 export const EPOLL_CTL_ADD = 1;
 export const EPOLL_CTL_DEL = 2;
 export const SEEK_END = 2;
+/** flock(2) operations (asm-generic/fcntl.h). */
+export const LOCK_EX = 2;
+export const LOCK_NB = 4;
 
 /**
  * `struct epoll_event` is declared `__attribute__((packed))` on x86 only: 12 bytes with the data at
@@ -52,6 +55,8 @@ export interface Libc {
   setxattr(path: string, name: string, value: Uint8Array, size: number, flags: number): number;
   removexattr(path: string, name: string): number;
   close(fd: number): number;
+  /** `flock`: 0, or -1 with errno (EWOULDBLOCK under LOCK_NB when another open file holds the lock). */
+  flock(fd: number, operation: number): number;
   /** The calling thread's errno; inside an `.async` completion callback, the errno the pool thread saw. */
   errno(): number;
 }
@@ -73,6 +78,7 @@ export function libc(): Libc {
   const open = lib.func('int open(const char *path, int flags, ...)');
   const lseek = lib.func('long lseek(int fd, long offset, int whence)');
   const close = lib.func('int close(int fd)');
+  const flock = lib.func('int flock(int fd, int operation)');
   const getxattr = lib.func('long getxattr(const char *path, const char *name, void *value, size_t size)');
   const setxattr = lib.func('int setxattr(const char *path, const char *name, const void *value, size_t size, int flags)');
   const removexattr = lib.func('int removexattr(const char *path, const char *name)');
@@ -92,6 +98,7 @@ export function libc(): Libc {
     open: (path, flags) => open(path, flags) as number,
     lseek: (fd, offset, whence) => Number(lseek(fd, offset, whence)),
     close: (fd) => close(fd) as number,
+    flock: (fd, operation) => flock(fd, operation) as number,
     getxattr: (path, name, value, size) => Number(getxattr(path, name, value, size)),
     setxattr: (path, name, value, size, flags) => setxattr(path, name, value, size, flags) as number,
     removexattr: (path, name) => removexattr(path, name) as number,

@@ -16,6 +16,7 @@ export const ERROR_CODES = {
   EVA_ERR_USAGE: 'The command line is invalid',
   EVA_ERR_SHUTDOWN: 'The agent is shutting down',
   EVA_ERR_START: 'The agent cannot start',
+  EVA_ERR_NODE_LOCK: 'The node lock cannot be used',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

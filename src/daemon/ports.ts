@@ -4,6 +4,7 @@
 // of src/daemon; the pure engine (src/eviction) needs none of them.
 
 import type { NotifierMode } from '../api/agent-settings.js';
+import type { HugepageAdjustment } from '../api/hugepages.js';
 import type { Node, ObjectRef, Pod } from '../api/pod.js';
 import type { PodMemoryBound, PodMemoryReading } from '../api/pod-memory.js';
 import type { PodStats, Summary } from '../api/summary.js';
@@ -23,6 +24,11 @@ export interface Observation {
    * when a source that reads cgroups did not find it: no pod can then be measured.
    */
   readonly podCgroupRootProblem?: string;
+  /**
+   * What the cgroupfs source subtracted from node.memory.availableBytes for hugepages (the
+   * kubelet's HugepageAwareEviction); absent from the kubelet's summary, which carries its own.
+   */
+  readonly hugepages?: HugepageAdjustment;
 }
 
 /** Produces observations (cgroupfs/proc/statfs, or the kubelet's /stats/summary). */
@@ -258,4 +264,38 @@ export interface OomKillWatcher {
   start(onKill: (kill: KernelOomKill) => void): void;
   /** Stops promptly and releases every descriptor. Idempotent. */
   stop(): Promise<void>;
+}
+
+/**
+ * The node lock's file in a host directory every agent on the node mounts (src/act/node-lock-file.ts):
+ * an exclusive flock, which the kernel drops when its holder dies, beside a small state file the
+ * holder rewrites at every heartbeat and presence files of the agents waiting. What is read back
+ * is returned as parsed JSON for the caller to validate: another process wrote it.
+ */
+export interface NodeLockFile {
+  /** The directory holding the lock, as configured. */
+  readonly directory: string;
+  /** Tries to take the lock without waiting (creating the directory and file as needed); true once held. */
+  tryAcquire(): boolean;
+  /**
+   * Whether this process holds the lock now: it took it and the lock file's path still names the
+   * file it locked (a standby that broke a hung holder's lock moved that file aside). Synchronous,
+   * two stat calls.
+   */
+  held(): boolean;
+  /** The lock file's inode now (as `dev:ino`), null when there is none. */
+  lockFileId(): string | null;
+  /** Moves the lock file aside if it is still `expectedId`, so the next tryAcquire locks a fresh one (a hung holder's lock). */
+  breakLock(expectedId: string): boolean;
+  /** Gives the lock up (closes the file). Idempotent. */
+  release(): void;
+  /** The holder's state file, parsed; null when absent or not JSON. */
+  readState(): unknown;
+  /** Replaces the state file atomically (a reader sees the old or the new, never half). */
+  writeState(state: unknown): void;
+  /** This process's presence file (a waiting agent says who it is), replaced atomically. */
+  writePresence(pid: number, presence: unknown): void;
+  removePresence(pid: number): void;
+  /** Every presence file but this process's, parsed (unparsable ones left out). */
+  readPresences(ownPid: number): unknown[];
 }
