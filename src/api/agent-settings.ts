@@ -150,6 +150,14 @@ export interface StormGuardSettings {
   readonly owners: { readonly eventThreshold: number; readonly windowMs: number; readonly taintCoolDownMs: number };
 }
 
+/** The node lock: which one of the agents on a node acts (docs/deployment.md, "One acting agent per node"). */
+export interface NodeLockSettings {
+  /** The host directory every agent on the node mounts, holding the lock and its state file; '' turns the lock off. */
+  readonly directory: string;
+  /** A holder whose heartbeat is older than this is taken to be hung (frozen, stopped) and its lock is broken. */
+  readonly hungHolderTimeoutMs: number;
+}
+
 /** How a hot reload of the configuration file is applied. */
 export interface ConfigReloadSettings {
   /**
@@ -192,6 +200,7 @@ export interface AgentSettings {
   readonly oomKills: OomKillSettings;
   readonly stormGuard: StormGuardSettings;
   readonly configReload: ConfigReloadSettings;
+  readonly nodeLock: NodeLockSettings;
   readonly server: ServerSettings;
   readonly logLevel: LogLevel;
 }

@@ -1,12 +1,14 @@
 // One handler table per section of the agent's own settings (observe, notifier, actions,
-// reporting, taintEviction, oomKills, stormGuard, configReload, server): which keys each section has, how each value is read, and
+// reporting, taintEviction, oomKills, stormGuard, configReload, nodeLock, server): which keys each section has, how each value is read, and
 // where it lands in the settings being built. Cross-field rules are agent-settings.ts's.
 
 import { isIP } from 'node:net';
+import { isScalar } from 'yaml';
 import type {
   ActionSettings,
   CgroupDriverSetting,
   ConfigReloadSettings,
+  NodeLockSettings,
   NotifierModeSetting,
   NotifierSettings,
   ObserveSettings,
@@ -182,6 +184,17 @@ export function stormGuardSection(r: SettingReaders, reader: ConfigReader, storm
 export function configReloadSection(r: SettingReaders, configReload: Mutable<ConfigReloadSettings>): Handlers {
   return {
     applyThresholdsThatEvictNow: (e) => r.bool(e, (v) => (configReload.applyThresholdsThatEvictNow = v)),
+  };
+}
+
+/** `nodeLock`: an absolute directory, or '' to turn the lock off. */
+export function nodeLockSection(r: SettingReaders, nodeLock: Mutable<NodeLockSettings>): Handlers {
+  return {
+    directory: (e) => {
+      if (isScalar(e.valueNode) && e.valueNode.value === '') nodeLock.directory = '';
+      else r.absolutePath(e, (v) => (nodeLock.directory = v));
+    },
+    hungHolderTimeout: (e) => r.duration(e, (ms) => (nodeLock.hungHolderTimeoutMs = ms)),
   };
 }
 

@@ -11,6 +11,7 @@ import { podCgroupRootForDriver } from '../host/pod-cgroup-names.js';
 import {
   actionsSection,
   configReloadSection,
+  nodeLockSection,
   DNS_SUBDOMAIN,
   notifierSection,
   observeSection,
@@ -26,7 +27,7 @@ import { defaultAgentSettings } from './defaults.js';
 import { SettingReaders } from './setting-readers.js';
 
 /** The top-level keys of an AgentConfiguration that are the agent's (the rest are the kubelet's). */
-export const AGENT_FIELDS = ['nodeName', 'housekeepingInterval', 'observe', 'notifier', 'actions', 'reporting', 'taintEviction', 'oomKills', 'stormGuard', 'configReload', 'server', 'logLevel'] as const;
+export const AGENT_FIELDS = ['nodeName', 'housekeepingInterval', 'observe', 'notifier', 'actions', 'reporting', 'taintEviction', 'oomKills', 'stormGuard', 'configReload', 'nodeLock', 'server', 'logLevel'] as const;
 
 export function isAgentField(key: string): boolean {
   return (AGENT_FIELDS as readonly string[]).includes(key);
@@ -62,6 +63,7 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
       reader.section(e.valueNode, e.field, stormGuardSection(r, reader, settings.stormGuard));
     },
     configReload: (e) => reader.section(e.valueNode, e.field, configReloadSection(r, settings.configReload)),
+    nodeLock: (e) => reader.section(e.valueNode, e.field, nodeLockSection(r, settings.nodeLock)),
     server: (e) => reader.section(e.valueNode, e.field, serverSection(r, settings.server, (key, entry) => (serverNodes[key] = entry.valueNode))),
     logLevel: r.oneOf<LogLevel>(['debug', 'info', 'warn', 'error'], (v) => (settings.logLevel = v)),
   };

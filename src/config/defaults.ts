@@ -95,6 +95,8 @@ export const DURATION_BOUNDS_MS: Readonly<Record<string, DurationBounds>> = Obje
   'stormGuard.softEvictionBudget.window': { minMs: 1000, maxMs: 24 * 3_600_000 },
   'stormGuard.owners.window': { minMs: 1000, maxMs: 24 * 3_600_000 },
   'stormGuard.owners.taintCoolDown': { minMs: 0, maxMs: 24 * 3_600_000 },
+  // Above a pass's longest stall (a slow disk walk), below the kubelet's own reaction time many times over.
+  'nodeLock.hungHolderTimeout': { minMs: 3000, maxMs: 5 * 60_000, why: 'a shorter one would break the lock of a holder in a long pass' },
 });
 
 export const DEFAULT_IMAGE_FS_PATH = '/var/lib/containerd';
@@ -167,6 +169,9 @@ export function defaultAgentSettings(): AgentSettings {
     },
     // A reload that would evict the moment it is applied waits for an explicit yes.
     configReload: { applyThresholdsThatEvictNow: false },
+    // On: a second agent on the node stands by instead of evicting for the same pressure. /run is the
+    // host's tmpfs, so a reboot clears a stale state file.
+    nodeLock: { directory: '/run/kube-eviction-agent', hungHolderTimeoutMs: 10_000 },
     // The kubelet's probes open one connection each and never keep it alive (three probes at most):
     // eight is room for a slow answer and a person's curl, and small enough to cost nothing held.
     server: { address: '0.0.0.0', port: 8080, maxConnections: 32, probePort: 8081, probeMaxConnections: 8 },

@@ -80,6 +80,7 @@ describe('agent settings', () => {
       oomKills: { enabled: false, kernelLog: false, scanIntervalMs: 30_000, kernelLogWaitMs: 1000 },
       stormGuard: { softEvictionBudget: { maxEvictions: 4, windowMs: 900_000 }, owners: { eventThreshold: 5, windowMs: 1_800_000, taintCoolDownMs: 1_200_000 } },
       configReload: { applyThresholdsThatEvictNow: true },
+      nodeLock: { directory: '/var/run/kea-lock', hungHolderTimeoutMs: 20_000 },
       server: { address: '127.0.0.1', port: 9090, maxConnections: 32, probePort: 9091, probeMaxConnections: 4 },
       logLevel: 'debug',
     } satisfies AgentSettings);
