@@ -16,6 +16,7 @@ import {
   nodeConditionsObservedSince,
   type NodeConditionsObservedAt,
 } from './conditions.js';
+import { thresholdKey, type CarriedEngineState } from './carried-state.js';
 import { updateContainerFsThresholds } from './containerfs-thresholds.js';
 import { evictionGracePeriodSeconds } from './grace-period.js';
 import { evictionMessage, type ThresholdMetInfo } from './eviction-message.js';
@@ -288,6 +289,39 @@ export class EvictionManager {
       return { evictions: [], fallbacks: [] };
     }
     return { evictions: candidates.slice(0, 1), fallbacks: candidates.slice(1) };
+  }
+
+  /** The state a successor on this node carries on from (src/eviction/carried-state.ts). */
+  carriedState(): CarriedEngineState {
+    return {
+      thresholdsFirstObservedAt: this.thresholdsFirstObservedAtState.map((e) => ({ key: thresholdKey(e.threshold), observedAtMs: e.observedAtMs })),
+      nodeConditionsLastObservedAt: [...this.nodeConditionsLastObservedAtState].map(([condition, observedAtMs]) => ({ condition, observedAtMs })),
+    };
+  }
+
+  /**
+   * Carries on from the state another agent on this node published (it held the node lock, this
+   * one takes over): each threshold in force keeps the earlier of the two times it was first met,
+   * each condition the later time it was last seen, so a soft grace period and the transition
+   * period run on from where the previous agent had them instead of starting over. Instants after
+   * `nowMs` are not trusted.
+   */
+  adoptCarriedState(state: CarriedEngineState, nowMs: number): void {
+    const carried = new Map(state.thresholdsFirstObservedAt.filter((e) => e.observedAtMs <= nowMs).map((e) => [e.key, e.observedAtMs]));
+    const own = new Map(this.thresholdsFirstObservedAtState.map((e) => [thresholdKey(e.threshold), e.observedAtMs]));
+    const merged: { threshold: Threshold; observedAtMs: number }[] = [];
+    for (const threshold of this.effectiveThresholds) {
+      const key = thresholdKey(threshold);
+      const times = [own.get(key), carried.get(key)].filter((ms): ms is number => ms !== undefined);
+      if (times.length > 0) merged.push({ threshold, observedAtMs: Math.min(...times) });
+    }
+    this.thresholdsFirstObservedAtState = merged;
+    const conditions = new Map(this.nodeConditionsLastObservedAtState);
+    for (const { condition, observedAtMs } of state.nodeConditionsLastObservedAt) {
+      if (observedAtMs <= nowMs && observedAtMs > (conditions.get(condition) ?? -Infinity)) conditions.set(condition, observedAtMs);
+    }
+    this.nodeConditionsLastObservedAtState = conditions;
+    this.nodeConditionsState = nodeConditionsObservedSince(conditions, this.config.pressureTransitionPeriodMs, nowMs);
   }
 
   // Always from the configuration as given, so fitting again never sees its own containerfs copies.
