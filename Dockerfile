@@ -47,10 +47,12 @@ COPY --from=build /src/dist/native ./dist/native
 USER root
 
 # Kubernetes ignores HEALTHCHECK (the DaemonSet has its own probes); this serves `docker run`.
-# Slim images have no curl, so node asks. The port is the default `server.port`; set
-# KEA_HEALTHCHECK_URL when the configuration moves it.
+# Slim images have no curl, so node asks. It asks the probe listener (the default
+# `server.probePort`), as the DaemonSet's probes do: its connection limit is its own, so clients of
+# the metrics port cannot use it up. Set KEA_HEALTHCHECK_URL when the configuration moves it.
+# scripts/build-image.sh writes the same HEALTHCHECK into the image it builds without an engine.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "const u=process.env.KEA_HEALTHCHECK_URL||'http://127.0.0.1:8080/healthz';require('http').get(u,{timeout:3000},(r)=>{r.resume();process.exit(r.statusCode===200?0:1)}).on('timeout',()=>process.exit(1)).on('error',()=>process.exit(1))"]
+  CMD ["node", "-e", "const u=process.env.KEA_HEALTHCHECK_URL||'http://127.0.0.1:8081/healthz';require('http').get(u,{timeout:3000},(r)=>{r.resume();process.exit(r.statusCode===200?0:1)}).on('timeout',()=>process.exit(1)).on('error',()=>process.exit(1))"]
 
 # A young generation of 2 MiB semi-spaces instead of V8's 16 MiB: the agent's garbage is small and
 # short-lived, and with the default the start-up's (loading modules, the first list of pods) took

@@ -11,7 +11,7 @@ import { getThresholdQuantity, isHardEvictionThreshold, thresholdEquals, type Th
 import { makeSignalObservations } from '../eviction/observations.js';
 import { rankedPods } from '../eviction/ranking.js';
 import { signalQuantityFormat } from '../eviction/observations.js';
-import type { RankedPod, SynchronizeResult } from '../eviction/types.js';
+import type { DryRunDecision, RankedPod, SynchronizeResult } from '../eviction/types.js';
 import { describeStormGuard, formatWindow, type StormGuardState } from '../eviction/storm-guard.js';
 import type { OomKillSettings, StormGuardSettings } from '../api/agent-settings.js';
 import { containerNamesById, runtimeContainerIdOf } from '../api/container-id.js';
@@ -191,7 +191,27 @@ export function explainReport(input: ExplainInput): string {
   }
   if (result.fallbacks.length > 0) out.push(`  If a PodDisruptionBudget refuses: ${result.fallbacks.map((f) => podKey(f.pod)).join(', then ')}`);
   for (const note of result.notes) out.push(`  note: ${note.message}`);
+  if (result.dryRun !== undefined) out.push('', ...dryRunLines(result.dryRun));
   if (input.stormGuard !== undefined) out.push('', ...stormGuardLines(input.stormGuard));
   if (input.oomKills !== undefined) out.push('', ...oomKillLines(input.oomKills, input.pods));
   return `${out.join('\n')}\n`;
+}
+
+// The dry-run thresholds' own decision, after the live one: what they would do, never done.
+function dryRunLines(dryRun: DryRunDecision): string[] {
+  const out = ['Dry-run thresholds (evaluated and reported, never acted on)'];
+  const conditions = dryRun.nodeConditions.length === 0 ? 'none' : dryRun.nodeConditions.join(', ');
+  out.push(`  Conditions they alone would report (not set on the Node): ${conditions}`);
+  for (const met of dryRun.thresholdsMetIgnoringGrace) {
+    const elapsed = dryRun.thresholdsMet.some((m) => thresholdEquals(m.threshold, met.threshold));
+    const kind = isHardEvictionThreshold(met.threshold) ? 'hard' : `soft ${formatDurationMs(met.threshold.gracePeriodMs)}`;
+    out.push(`  ${met.threshold.signal} < ${met.quantity} (${kind}; ${met.available} available): ${elapsed ? 'MET' : 'met, within its grace period'}`);
+  }
+  if (dryRun.thresholdsMetIgnoringGrace.length === 0) out.push('  No dry-run threshold is met.');
+  for (const eviction of dryRun.evictions) {
+    const why = eviction.reason.kind === 'threshold' ? `${eviction.reason.signal} (${eviction.reason.hard ? 'hard' : 'soft'})` : eviction.reason.limit;
+    out.push(`  Would evict ${podKey(eviction.pod)} for ${why}, grace period ${eviction.gracePeriodSeconds}s`);
+    out.push(`    ${eviction.message.trimEnd()}`);
+  }
+  return out;
 }

@@ -9,6 +9,7 @@ import { ConfigError, errorMessage, type ConfigProblem } from '../errors.js';
 import { AGENT_FIELDS, isAgentField, readAgentSettings } from './agent-settings.js';
 import { ConfigReader, type MapEntry } from './config-reader.js';
 import { didYouMean } from './did-you-mean.js';
+import { DRY_RUN_THRESHOLDS_FIELD, splitDryRunThresholds } from './dry-run-thresholds.js';
 import { EVICTION_FIELDS, isEvictionField, readEvictionSettings } from './eviction-settings.js';
 import type { ConfigKind, LoadedConfig } from './types.js';
 
@@ -89,18 +90,31 @@ export function parseConfigText(text: string, sourceName: string): LoadedConfig 
 
   const evictionEntries: MapEntry[] = [];
   const agentEntries: MapEntry[] = [];
+  let dryRunEntry: MapEntry | undefined;
   for (const entry of entries) {
     if (entry.key === 'apiVersion' || entry.key === 'kind') continue;
     if (isEvictionField(entry.key)) evictionEntries.push(entry);
     else if (kind === 'AgentConfiguration' && isAgentField(entry.key)) agentEntries.push(entry);
-    else if (kind === 'AgentConfiguration') reader.unknownField(entry, ['apiVersion', 'kind', ...EVICTION_FIELDS, ...AGENT_FIELDS]);
+    else if (kind === 'AgentConfiguration' && entry.key === DRY_RUN_THRESHOLDS_FIELD) dryRunEntry = entry;
+    else if (kind === 'AgentConfiguration') reader.unknownField(entry, ['apiVersion', 'kind', ...EVICTION_FIELDS, ...AGENT_FIELDS, DRY_RUN_THRESHOLDS_FIELD]);
     else ignoredKubeletField(reader, entry);
   }
 
   const agent = readAgentSettings(reader, agentEntries);
-  const { eviction, thresholdSources, nearWholeThresholds } = readEvictionSettings(reader, evictionEntries, agent.housekeepingIntervalMs);
+  const settings = readEvictionSettings(reader, evictionEntries, agent.housekeepingIntervalMs);
+  const split = splitDryRunThresholds(reader, dryRunEntry, settings.eviction.thresholds, settings.thresholdSources);
   if (reader.problems.length > 0) throw new ConfigError(inFileOrder(reader.problems));
-  return { kind, eviction, thresholdSources, agent, warnings: inFileOrder(reader.warnings), nearWholeThresholds };
+  // Without dry-run thresholds the compiled configuration is what it was before the section existed.
+  const eviction = { ...settings.eviction, thresholds: split.thresholds, ...(split.dryRunThresholds.length === 0 ? {} : { dryRunThresholds: split.dryRunThresholds }) };
+  return {
+    kind,
+    eviction,
+    thresholdSources: split.thresholdSources,
+    dryRunThresholdSources: split.dryRunThresholdSources,
+    agent,
+    warnings: inFileOrder(reader.warnings),
+    nearWholeThresholds: settings.nearWholeThresholds,
+  };
 }
 
 // Problems are found field by field; they read best top to bottom. Those without a line keep

@@ -39,6 +39,8 @@ export interface LoadedConfig {
   readonly eviction: EvictionConfig;
   /** Parallel to `eviction.thresholds`. */
   readonly thresholdSources: readonly ThresholdSource[];
+  /** Parallel to `eviction.dryRunThresholds`. */
+  readonly dryRunThresholdSources: readonly ThresholdSource[];
   readonly agent: AgentSettings;
   /** Things that are not errors but deserve a look: ignored kubelet fields, a partial evictionHard. */
   readonly warnings: readonly ConfigProblem[];

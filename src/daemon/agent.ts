@@ -16,6 +16,7 @@ import { guardPorts } from './acting-guard.js';
 import { AgentActivity, trackActivity } from './agent-activity.js';
 import { NodePodFilter, POD_REFUSAL_REASONS } from './node-pod-filter.js';
 import { ConfigWatcher, type ReloadResult } from './config-watcher.js';
+import { DryRunReporter } from './dry-run-reporter.js';
 import { EvictionExecutor, type ExecutorSettings } from './eviction-executor.js';
 import { EvictionStormGuard } from './eviction-storms.js';
 import { EvictionLoop, type LoopSettings, type SyncTrigger } from './eviction-loop.js';
@@ -197,6 +198,7 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
     clock: deps.clock,
     logger: deps.logger,
     thresholds: () => manager.thresholds,
+    dryRun: new DryRunReporter({ metrics, events, clock: deps.clock, logger: deps.logger }),
     ...(deps.onDecision === undefined ? {} : { onDecision: deps.onDecision }),
     ...(deps.onShortcut === undefined ? {} : { onShortcut: deps.onShortcut }),
     onSync: async (result) => {

@@ -18,6 +18,7 @@ import { isHardEvictionThreshold } from '../api/threshold.js';
 import { errorMessage } from '../errors.js';
 import type { EvictionManager } from '../eviction/manager.js';
 import type { Eviction, SynchronizeResult } from '../eviction/types.js';
+import type { DryRunReporter } from './dry-run-reporter.js';
 import type { EvictionExecutor } from './eviction-executor.js';
 import { memoryShortcut } from './memory-shortcut.js';
 import type { AgentMetrics } from './metrics.js';
@@ -48,6 +49,8 @@ export interface LoopDeps {
   readonly onShortcut?: (eviction: Eviction) => void;
   /** Called after every pass with its result, once acted on (node conditions, taint). */
   readonly onSync?: (result: SynchronizeResult, trigger: SyncTrigger) => Promise<void> | void;
+  /** Reports the dry-run thresholds' decision of each pass (metrics, log, Events); it acts on nothing. */
+  readonly dryRun?: DryRunReporter;
   /** The thresholds the notifier arms, from the current configuration. */
   readonly thresholds: () => Parameters<MemoryThresholdNotifier['updateThresholds']>[1];
 }
@@ -352,7 +355,8 @@ export class EvictionLoop {
       metrics.signalCapacity.set({ signal }, Number(observation.capacity));
     }
     metrics.thresholdMet.reset();
-    for (const met of result.thresholdsMet) metrics.thresholdMet.set({ signal: met.threshold.signal, hard: String(isHardEvictionThreshold(met.threshold)) }, 1);
+    for (const met of result.thresholdsMet) metrics.thresholdMet.set({ signal: met.threshold.signal, hard: String(isHardEvictionThreshold(met.threshold)), dry_run: 'false' }, 1);
+    this.deps.dryRun?.report(result.dryRun, result.nowMs);
     for (const condition of NODE_CONDITIONS) metrics.nodeCondition.set({ condition }, result.nodeConditions.includes(condition) ? 1 : 0);
   }
 }

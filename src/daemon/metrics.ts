@@ -9,11 +9,12 @@ export const EVENT_LOOP_LAG_SAMPLE_INTERVAL_MS = 10_000;
 
 export interface AgentMetrics {
   readonly registry: Registry;
-  readonly evictions: Counter<'signal' | 'action' | 'result'>;
+  readonly evictions: Counter<'signal' | 'action' | 'result' | 'dry_run'>;
   readonly signalAvailable: Gauge<'signal'>;
   readonly signalCapacity: Gauge<'signal'>;
-  readonly thresholdMet: Gauge<'signal' | 'hard'>;
+  readonly thresholdMet: Gauge<'signal' | 'hard' | 'dry_run'>;
   readonly nodeCondition: Gauge<'condition'>;
+  readonly dryRunNodeCondition: Gauge<'condition'>;
   readonly syncDuration: Histogram<'trigger'>;
   readonly syncs: Counter<'trigger'>;
   readonly notifierEvents: Counter<'description'>;
@@ -51,13 +52,14 @@ export function createAgentMetrics(withDefaults = true): AgentMetrics {
     registry,
     evictions: counter(
       'evictions_total',
-      'Eviction attempts by signal (or local-storage limit), action (eviction-api, delete, local-termination) and result (accepted, blocked, gone, failed, skipped, refused, dry-run, held)',
-      ['signal', 'action', 'result'],
+      'Eviction attempts by signal (or local-storage limit), action (eviction-api, delete, local-termination) and result (accepted, blocked, gone, failed, skipped, refused, dry-run, held, would-evict); dry_run="true" only on a dry-run threshold\'s would-evict',
+      ['signal', 'action', 'result', 'dry_run'],
     ),
     signalAvailable: gauge('signal_available', 'Each eviction signal\'s observed available amount (bytes, inodes or PIDs)', ['signal']),
     signalCapacity: gauge('signal_capacity', 'Each eviction signal\'s observed capacity (bytes, inodes or PIDs)', ['signal']),
-    thresholdMet: gauge('threshold_met', '1 while a threshold is met with its grace period elapsed, else 0', ['signal', 'hard']),
+    thresholdMet: gauge('threshold_met', '1 while a threshold is met with its grace period elapsed, else 0; dry_run="true" for a threshold listed in dryRunThresholds', ['signal', 'hard', 'dry_run']),
     nodeCondition: gauge('node_condition', '1 while the node reports the pressure condition (transition period applied), else 0', ['condition']),
+    dryRunNodeCondition: gauge('dry_run_node_condition', '1 while the dry-run thresholds alone would report the pressure condition (never set on the Node), else 0', ['condition']),
     syncDuration: histogram('sync_duration_seconds', 'Duration of one synchronize pass (observe and decide, actions excluded), by what triggered it', ['trigger'], [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]),
     syncs: counter('syncs_total', 'Synchronize passes, by trigger (housekeeping, notifier, grace-period, eviction-wait, reload, startup)', ['trigger']),
     notifierEvents: counter('notifier_events_total', 'Kernel memory notifications received, by threshold description', ['description']),

@@ -6,6 +6,7 @@
 // observations (for the stale-stats check).
 
 import type { EvictionConfig } from '../api/eviction-config.js';
+import { DECISION_GATE_DEFAULTS, type DecisionFeatureGates } from '../api/feature-gates.js';
 import type { Pod } from '../api/pod.js';
 import type { NodeConditionType, ResourceName } from '../api/signals.js';
 import type { PodStats, Summary } from '../api/summary.js';
@@ -16,7 +17,6 @@ import {
   nodeConditionsObservedSince,
   type NodeConditionsObservedAt,
 } from './conditions.js';
-import { thresholdKey, type CarriedEngineState } from './carried-state.js';
 import { updateContainerFsThresholds } from './containerfs-thresholds.js';
 import { evictionGracePeriodSeconds } from './grace-period.js';
 import { evictionMessage, type ThresholdMetInfo } from './eviction-message.js';
@@ -37,9 +37,9 @@ import {
   thresholdsUpdatedStats,
   type ThresholdsObservedAt,
 } from './thresholds.js';
-import { criticalPodNote, noActivePodsNote, noObservationNote, unableToEvictNote } from './notes.js';
+import { criticalPodNote, noActivePodsNote, noObservationNote, noRankingFunctionNote, unableToEvictNote } from './notes.js';
 import { hardMemoryPressure, type HardMemoryPressure } from './memory-shortcut.js';
-import type { Eviction, RankedPod, SignalObservations, SynchronizeInput, SynchronizeNote, SynchronizeResult } from './types.js';
+import type { DryRunDecision, Eviction, RankedPod, SignalObservations, SynchronizeInput, SynchronizeNote, SynchronizeResult } from './types.js';
 
 const NO_OBSERVATIONS: SignalObservations = new Map();
 
@@ -63,9 +63,24 @@ export class EvictionManager {
   private lastObservations: SignalObservations | null = null;
   private nodeConditionsState: readonly NodeConditionType[] = [];
 
+  // The dry-run thresholds run in an engine of their own: their grace periods, min-reclaim memory
+  // and conditions never mix with the live thresholds', so a dry run cannot change what is acted on.
+  private dryRunEngine: EvictionManager | null = null;
+
   constructor(config: EvictionConfig) {
-    this.config = config;
+    this.config = { ...config, dryRunThresholds: [] };
     this.effectiveThresholds = config.thresholds;
+    this.updateDryRunEngine(config.dryRunThresholds ?? []);
+  }
+
+  /** The dry-run thresholds in force (containerfs copies fitted once a pass has seen the layout). */
+  get dryRunThresholds(): readonly Threshold[] {
+    return this.dryRunEngine?.thresholds ?? [];
+  }
+
+  /** The kubelet feature gates that change a decision, as configured (the followed kubelet's defaults when unset). */
+  get featureGates(): DecisionFeatureGates {
+    return this.config.featureGates ?? DECISION_GATE_DEFAULTS;
   }
 
   /** The node conditions committed by the last pass (kubelet `IsUnderMemoryPressure` and friends read these). */
@@ -91,13 +106,35 @@ export class EvictionManager {
    * stale-stats check continue across a reload.
    */
   updateConfig(config: EvictionConfig): void {
-    this.config = config;
+    this.config = { ...config, dryRunThresholds: [] };
+    this.updateDryRunEngine(config.dryRunThresholds ?? []);
     this.effectiveThresholds = this.layout === null ? config.thresholds : this.fitThresholds(this.layout).thresholds;
     this.retainStateFor(this.effectiveThresholds);
   }
 
-  /** One pass of the kubelet's `synchronize` (§4.2), at `input.nowMs`. */
+  /**
+   * One pass of the kubelet's `synchronize` (§4.2), at `input.nowMs`, and, with dry-run thresholds,
+   * their pass on the same input, reported under `dryRun`. The live decision is computed first and
+   * never reads the dry-run one; the next grace-period end is the earlier of the two, so a dry-run
+   * soft threshold reports "would evict" when its grace period ends, as a live one would act.
+   */
   synchronize(input: SynchronizeInput): SynchronizeResult {
+    const live = this.synchronizeLive(input);
+    if (this.dryRunEngine === null) return live;
+    const shadow = this.dryRunEngine.synchronizeLive(input);
+    const dryRun: DryRunDecision = {
+      nodeConditions: shadow.nodeConditions,
+      thresholdsMet: shadow.thresholdsMet,
+      thresholdsMetIgnoringGrace: shadow.thresholdsMetIgnoringGrace,
+      reclaim: shadow.reclaim,
+      ranking: shadow.ranking,
+      evictions: shadow.evictions,
+    };
+    const ends = [live.nextGracePeriodEndMs, shadow.nextGracePeriodEndMs].filter((ms): ms is number => ms !== null);
+    return { ...live, dryRun, nextGracePeriodEndMs: ends.length === 0 ? null : Math.min(...ends) };
+  }
+
+  private synchronizeLive(input: SynchronizeInput): SynchronizeResult {
     const notes: SynchronizeNote[] = [];
     const nowMs = input.nowMs;
 
@@ -125,7 +162,7 @@ export class EvictionManager {
     // 5. Re-arming the memory notifiers is the caller's (it reads `thresholds`).
 
     // 6. Make observations and get a function to derive pod usage stats relative to those observations.
-    const { observations, statsFunc } = makeSignalObservations(input.summary, layout);
+    const { observations, statsFunc } = makeSignalObservations(input.summary, layout, this.featureGates.KubeletSeparateDiskGC);
     for (const signal of signalsWithoutObservation(this.effectiveThresholds, observations)) {
       notes.push(noObservationNote(signal));
     }
@@ -179,7 +216,7 @@ export class EvictionManager {
     // if any pod was evicted, thresholds are not acted on this pass.
     if (this.config.localStorageCapacityIsolation) {
       // Critical violators are left out of the evictions; the kubelet logs its refusal.
-      const violations = localStorageViolations(activePods, statsFunc, layout.dedicatedImageFs);
+      const violations = localStorageViolations(activePods, statsFunc, layout.dedicatedImageFs, this.featureGates.InPlacePodVerticalScalingMemoryBackedVolumes);
       const criticalViolators = violations.filter((v) => v.critical).map((v) => v.pod);
       for (const pod of new Set(criticalViolators)) notes.push(criticalPodNote(pod));
       const localStorageEvictions = localStorageEvictionsOf(violations);
@@ -210,8 +247,14 @@ export class EvictionManager {
       return { ...base, reclaim, ranking: [], evictions: [], fallbacks: [], notes };
     }
 
-    // 22. Rank the pods for eviction.
-    const ranking = rankedPods(reclaim.threshold.signal, layout.dedicatedImageFs, layout.splitContainerFs, activePods, statsFunc);
+    // 22. Rank the pods for eviction. With KubeletSeparateDiskGC off on a split filesystem the
+    // kubelet's first pass fails before building its rank functions, which it never builds after:
+    // no threshold ever evicts there (local-storage limits still do).
+    if (layout.splitContainerFs && !this.featureGates.KubeletSeparateDiskGC) {
+      notes.push(noRankingFunctionNote(reclaim.threshold.signal));
+      return { ...base, reclaim, ranking: [], evictions: [], fallbacks: [], notes };
+    }
+    const ranking = rankedPods(reclaim.threshold.signal, layout.dedicatedImageFs, layout.splitContainerFs, activePods, statsFunc, this.featureGates.PodLevelResources);
 
     // 23. Evict at most one pod: the first one in rank order that is not critical; the others are
     // the fallbacks when the first is refused.
@@ -253,7 +296,7 @@ export class EvictionManager {
     figures: readonly ThresholdMetInfo[],
     statsFunc: StatsFunc,
   ): Eviction {
-    const { message, annotations } = evictionMessage(reclaim.resource, pod, statsFunc, figures);
+    const { message, annotations } = evictionMessage(reclaim.resource, pod, statsFunc, figures, this.featureGates.PodLevelResources);
     return {
       pod,
       reason: { kind: 'threshold', signal: reclaim.threshold.signal, hard },
@@ -291,37 +334,17 @@ export class EvictionManager {
     return { evictions: candidates.slice(0, 1), fallbacks: candidates.slice(1) };
   }
 
-  /** The state a successor on this node carries on from (src/eviction/carried-state.ts). */
-  carriedState(): CarriedEngineState {
-    return {
-      thresholdsFirstObservedAt: this.thresholdsFirstObservedAtState.map((e) => ({ key: thresholdKey(e.threshold), observedAtMs: e.observedAtMs })),
-      nodeConditionsLastObservedAt: [...this.nodeConditionsLastObservedAtState].map(([condition, observedAtMs]) => ({ condition, observedAtMs })),
-    };
-  }
-
-  /**
-   * Carries on from the state another agent on this node published (it held the node lock, this
-   * one takes over): each threshold in force keeps the earlier of the two times it was first met,
-   * each condition the later time it was last seen, so a soft grace period and the transition
-   * period run on from where the previous agent had them instead of starting over. Instants after
-   * `nowMs` are not trusted.
-   */
-  adoptCarriedState(state: CarriedEngineState, nowMs: number): void {
-    const carried = new Map(state.thresholdsFirstObservedAt.filter((e) => e.observedAtMs <= nowMs).map((e) => [e.key, e.observedAtMs]));
-    const own = new Map(this.thresholdsFirstObservedAtState.map((e) => [thresholdKey(e.threshold), e.observedAtMs]));
-    const merged: { threshold: Threshold; observedAtMs: number }[] = [];
-    for (const threshold of this.effectiveThresholds) {
-      const key = thresholdKey(threshold);
-      const times = [own.get(key), carried.get(key)].filter((ms): ms is number => ms !== undefined);
-      if (times.length > 0) merged.push({ threshold, observedAtMs: Math.min(...times) });
+  // A reload keeps the dry-run engine (and so its grace periods) while dry-run thresholds remain;
+  // a threshold moved to live starts over there, since watching it was never a grant to act.
+  private updateDryRunEngine(thresholds: readonly Threshold[]): void {
+    if (thresholds.length === 0) {
+      this.dryRunEngine = null;
+      return;
     }
-    this.thresholdsFirstObservedAtState = merged;
-    const conditions = new Map(this.nodeConditionsLastObservedAtState);
-    for (const { condition, observedAtMs } of state.nodeConditionsLastObservedAt) {
-      if (observedAtMs <= nowMs && observedAtMs > (conditions.get(condition) ?? -Infinity)) conditions.set(condition, observedAtMs);
-    }
-    this.nodeConditionsLastObservedAtState = conditions;
-    this.nodeConditionsState = nodeConditionsObservedSince(conditions, this.config.pressureTransitionPeriodMs, nowMs);
+    // Local-storage limits are the live engine's alone: the dry run is about thresholds.
+    const config: EvictionConfig = { ...this.config, thresholds, dryRunThresholds: [], localStorageCapacityIsolation: false };
+    if (this.dryRunEngine === null) this.dryRunEngine = new EvictionManager(config);
+    else this.dryRunEngine.updateConfig(config);
   }
 
   // Always from the configuration as given, so fitting again never sees its own containerfs copies.

@@ -108,6 +108,25 @@ export interface SynchronizeResult {
    * periodic one (not the kubelet's; see README, Differences).
    */
   readonly nextGracePeriodEndMs: number | null;
+  /**
+   * The dry-run thresholds' own pass (`dryRunThresholds`), decided beside the live one on the same
+   * observation and with state of its own: what would be evicted, never acted on. Its conditions are
+   * not the node's (`nodeConditions` above holds the live thresholds' only). Absent without
+   * dry-run thresholds.
+   */
+  readonly dryRun?: DryRunDecision;
+}
+
+/** What the dry-run thresholds would do this pass. */
+export interface DryRunDecision {
+  /** The node conditions the dry-run thresholds alone would report (transition period applied). */
+  readonly nodeConditions: readonly NodeConditionType[];
+  readonly thresholdsMet: readonly ThresholdMet[];
+  readonly thresholdsMetIgnoringGrace: readonly ThresholdMet[];
+  readonly reclaim: { readonly threshold: Threshold; readonly resource: ResourceName } | null;
+  readonly ranking: readonly RankedPod[];
+  /** The pod that would be evicted (at most one), with the kubelet's message. */
+  readonly evictions: readonly Eviction[];
 }
 
 /** One thing a pass asks its caller to log: a code, its fields, and the kubelet's sentence. */
@@ -120,6 +139,8 @@ export type SynchronizeNote =
   /** Every ranked pod is critical. */
   | { readonly code: 'unable-to-evict'; readonly message: string }
   /** A user-given containerfs threshold, replaced by one fitted to the filesystem layout. */
-  | { readonly code: 'containerfs-threshold-ignored'; readonly signal: Signal; readonly hard: boolean; readonly message: string };
+  | { readonly code: 'containerfs-threshold-ignored'; readonly signal: Signal; readonly hard: boolean; readonly message: string }
+  /** KubeletSeparateDiskGC off on a split filesystem: the kubelet has no rank function, so no threshold evicts. */
+  | { readonly code: 'no-ranking-function'; readonly signal: Signal; readonly message: string };
 
 export type { EvictionConfig };

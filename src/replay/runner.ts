@@ -12,7 +12,7 @@ import { isHardEvictionThreshold, type Threshold } from '../api/threshold.js';
 import { EvictionManager } from '../eviction/manager.js';
 import { ownerByName, ownerKey } from '../eviction/owner.js';
 import { StormGuard, type StormGuardState } from '../eviction/storm-guard.js';
-import type { Eviction, SynchronizeResult } from '../eviction/types.js';
+import type { Eviction, SynchronizeResult, ThresholdMet } from '../eviction/types.js';
 import type { TaintEvent } from '../taint/taint-event.js';
 import { TaintHandler } from '../taint/taint-handler.js';
 import type { TaintOptions } from '../taint/taint-options.js';
@@ -61,6 +61,17 @@ export interface ReplayOutputLine {
   /** Only on the line of a step whose `pods` had refusals: the pods left out, until a step brings other pods. */
   readonly refusedPods?: readonly ReplayRefusedPod[];
   readonly stormGuard?: ReplayStormGuardLine;
+  /**
+   * Only with dry-run thresholds: what they would do at this step, never acted on. Their
+   * conditions are theirs alone; `nodeConditions` above is the live thresholds'.
+   */
+  readonly dryRun?: ReplayDryRunLine;
+}
+
+export interface ReplayDryRunLine {
+  readonly nodeConditions: readonly string[];
+  readonly thresholdsMet: readonly ReplayThresholdLine[];
+  readonly wouldEvict: readonly ReplayEvictionLine[];
 }
 
 // The kubelet's active pods are the node's non-terminal pods.
@@ -90,18 +101,23 @@ export function taintLine(event: TaintEvent): ReplayTaintLine {
   };
 }
 
+function thresholdLine(met: ThresholdMet): ReplayThresholdLine {
+  return { signal: met.threshold.signal, hard: isHardEvictionThreshold(met.threshold), quantity: met.quantity, available: met.available };
+}
+
 export function outputLine(timeMs: number, result: SynchronizeResult, taintEvents: readonly TaintEvent[] = []): ReplayOutputLine {
-  return {
+  const line: ReplayOutputLine = {
     time: formatRfc3339(timeMs),
     nodeConditions: [...result.nodeConditions],
-    thresholdsMet: result.thresholdsMet.map((met) => ({
-      signal: met.threshold.signal,
-      hard: isHardEvictionThreshold(met.threshold),
-      quantity: met.quantity,
-      available: met.available,
-    })),
+    thresholdsMet: result.thresholdsMet.map(thresholdLine),
     evictions: result.evictions.map(evictionLine),
     taintEvictions: taintEvents.map(taintLine),
+  };
+  const dryRun = result.dryRun;
+  if (dryRun === undefined) return line;
+  return {
+    ...line,
+    dryRun: { nodeConditions: [...dryRun.nodeConditions], thresholdsMet: dryRun.thresholdsMet.map(thresholdLine), wouldEvict: dryRun.evictions.map(evictionLine) },
   };
 }
 

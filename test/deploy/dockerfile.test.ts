@@ -167,8 +167,10 @@ describe('HEALTHCHECK', () => {
     expect(command?.[0]).toBe('node');
   });
 
-  test('asks /healthz on the configured server port by default', () => {
-    const port = parseConfigText(config.text, 'config').agent.server.port;
+  // The probe listener, as the DaemonSet's probes: the metrics port's clients share another limit.
+  test("asks /healthz on the DaemonSet configuration's probe port by default", () => {
+    const port = parseConfigText(config.text, 'config').agent.server.probePort;
+    expect(port).not.toBe(0);
     expect(command?.join(' ')).toContain(`http://127.0.0.1:${port}/healthz`);
   });
 
