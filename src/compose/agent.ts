@@ -7,6 +7,8 @@ import type { Logger } from '../api/logger.js';
 import { startAgent, type AgentDeps, type AgentOptions, type RunningAgent } from '../daemon/agent.js';
 import { connect, type KubeClient } from '../kube/index.js';
 import { createSharedEpollLoop } from '../notifier/shared-epoll-loop.js';
+import type { AgentInstance } from '../daemon/node-lock-gate.js';
+import { hostNodeLock, reportLockSharing, thisAgentInstance } from './node-lock.js';
 import { hostIdentity, hostNotifier, hostObserver, hostOomKillWatcher, hostTerminator, type NodeSide } from './node-side.js';
 
 /** Where the API server is: a kubeconfig file, or a kubeconfig document (a cluster started in this process). */
@@ -37,6 +39,11 @@ export interface AgentPlan extends AgentOptions {
   readonly nodeSide?: Partial<NodeSide>;
   /** Sees, and may wrap, every port before the agent starts (the demo prints through them). */
   readonly decorate?: (deps: AgentDeps) => AgentDeps;
+  /**
+   * The node lock's directory instead of the configuration's (tests give each node its own), or
+   * null for none. Left out: the configuration's, on a real node side; none for stand-ins (the demo).
+   */
+  readonly nodeLock?: { readonly directory: string; readonly self?: AgentInstance } | null;
 }
 
 /** Connects, wires and starts the agent; resolves once it is running. */
@@ -45,6 +52,8 @@ export async function startNodeAgent(plan: AgentPlan): Promise<RunningAgent> {
   const client = await connectCluster(plan.cluster, nodeName, clock, logger);
   logger.info('starting', { node: nodeName, server: client.server, config: plan.reload?.path, kind: config.kind, dryRun: plan.dryRun === true || config.agent.actions.dryRun });
   const context = { nodeName, clock, logger, epollLoop: createSharedEpollLoop(logger), ...(plan.nodeCgroup === undefined ? {} : { nodeCgroup: plan.nodeCgroup }) };
+  const lockDirectory = plan.nodeLock === undefined ? (plan.nodeSide === undefined ? config.agent.nodeLock.directory : '') : (plan.nodeLock?.directory ?? '');
+  const lock = hostNodeLock(config, lockDirectory);
   const deps: AgentDeps = {
     cluster: client.clusterView(),
     actions: client.podActions(),
@@ -57,6 +66,7 @@ export async function startNodeAgent(plan: AgentPlan): Promise<RunningAgent> {
     ...(plan.nodeSide === undefined ? { oomKills: hostOomKillWatcher(config, context) } : plan.nodeSide.oomKills === undefined ? {} : { oomKills: plan.nodeSide.oomKills }),
     terminator: plan.nodeSide?.terminator ?? hostTerminator(config, context),
     hostIdentity: plan.nodeSide?.identity ?? hostIdentity(config),
+    ...(lock === null ? {} : { nodeLock: { lock, self: plan.nodeLock?.self ?? thisAgentInstance() } }),
     clock,
     logger,
   };
@@ -69,5 +79,8 @@ export async function startNodeAgent(plan: AgentPlan): Promise<RunningAgent> {
     ...(plan.probePort === undefined ? {} : { probePort: plan.probePort }),
     ...(plan.signal === undefined ? {} : { signal: plan.signal }),
   };
-  return startAgent(options, plan.decorate === undefined ? deps : plan.decorate(deps));
+  const running = await startAgent(options, plan.decorate === undefined ? deps : plan.decorate(deps));
+  // Once the lock was first tried, its directory exists: is it the host's?
+  if (lock !== null) reportLockSharing(lock.directory, logger);
+  return running;
 }

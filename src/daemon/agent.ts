@@ -23,6 +23,7 @@ import { EvictionLoop, type LoopSettings, type SyncTrigger } from './eviction-lo
 import { startOpsServer, startProbeServer, type HealthState, type OpsServer } from './http-server.js';
 import { createAgentMetrics, type AgentMetrics } from './metrics.js';
 import { NodeIdentityGuard } from './node-identity.js';
+import { DEFAULT_NODE_LOCK_HEARTBEAT_INTERVAL_MS, DEFAULT_NODE_LOCK_POLL_INTERVAL_MS, NodeLockGate, describeInstance, type AgentInstance } from './node-lock-gate.js';
 import { NodeStatusReporter, type NodeStatusSettings } from './node-status.js';
 import type { OomAttribution } from './oom-attribution.js';
 
@@ -30,7 +31,7 @@ import type { OomAttribution } from './oom-attribution.js';
 export type { OomAttribution };
 import { OomKillReporter } from './oom-kill-reporter.js';
 import { PodStatsGuard } from './pod-stats-guard.js';
-import type { ClusterView, EventRecorder, KernelOomKill, LocalTerminator, MemoryThresholdNotifier, NodeObserver, NodeReporter, OomKillWatcher, OwnerLookup, PodActions } from './ports.js';
+import type { ClusterView, EventRecorder, KernelOomKill, LocalTerminator, MemoryThresholdNotifier, NodeLockFile, NodeObserver, NodeReporter, OomKillWatcher, OwnerLookup, PodActions } from './ports.js';
 import { Readiness } from './readiness.js';
 import { inForce, restartOnlyChanges } from './restart-only.js';
 import { TaintController } from './taint-controller.js';
@@ -77,6 +78,8 @@ export interface AgentDeps {
   readonly onOomKill?: (kill: KernelOomKill, attribution: OomAttribution) => void;
   /** Reads a ReplicaSet's owner, to count evictions against its Deployment; without it the names decide. */
   readonly owners?: OwnerLookup;
+  /** The node lock: only its holder acts, any other agent on the node stands by. Without it the agent always acts. */
+  readonly nodeLock?: { readonly lock: NodeLockFile; readonly self: AgentInstance; readonly pollIntervalMs?: number };
 }
 
 export interface RunningAgent {
@@ -145,13 +148,16 @@ interface LiveConfig {
 
 const isDryRun = (live: LiveConfig): boolean => live.dryRunFlag || live.current.agent.actions.dryRun;
 
-function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, metrics: AgentMetrics, events: EventRecorder): AgentParts {
+function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, metrics: AgentMetrics, events: EventRecorder, lock: NodeLockGate | null): AgentParts {
   const config = live.current;
   const dryRun = (): boolean => isDryRun(live);
-  // Nothing reaches the Node or its pods unless the Node is this host.
+  // Nothing reaches the Node or its pods unless the Node is this host, and this agent holds the node lock.
   const identity = new NodeIdentityGuard({ nodeName: options.nodeName, host: deps.hostIdentity, cluster: deps.cluster, events, logger: deps.logger });
-  const refusal = (): string | null => identity.refusal();
-  const guarded = guardPorts({ actions: deps.actions, terminator: deps.terminator, nodeReporter: deps.nodeReporter }, refusal, deps.logger);
+  const refusal = (): string | null => identity.refusal() ?? lock?.refusal() ?? null;
+  // An eviction also waits for a pod the previous lock holder evicted (one shortage, one pod).
+  const evictionRefusal = (): string | null => identity.refusal() ?? lock?.evictionRefusal() ?? null;
+  const ports = lock === null ? deps : lock.track(deps);
+  const guarded = guardPorts({ actions: ports.actions, terminator: ports.terminator, nodeReporter: deps.nodeReporter }, refusal, deps.logger);
   const manager = new EvictionManager(config.eviction);
   const stormGuard = new EvictionStormGuard(config.agent.stormGuard, {
     nodeName: options.nodeName,
@@ -169,10 +175,18 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
     metrics,
     logger: deps.logger,
     clock: deps.clock,
-    refusal,
+    refusal: evictionRefusal,
     stormGuard,
   });
-  const nodeStatus = new NodeStatusReporter(statusSettings(config, dryRun()), { reporter: guarded.nodeReporter, cluster: deps.cluster, clock: deps.clock, logger: deps.logger, refusal });
+  const nodeStatus = new NodeStatusReporter(statusSettings(config, dryRun()), {
+    reporter: guarded.nodeReporter,
+    cluster: deps.cluster,
+    clock: deps.clock,
+    logger: deps.logger,
+    refusal,
+    // The conditions say which agent keeps them.
+    ...(lock === null ? {} : { note: () => (lock.lockHolder === null ? null : `node lock holder: ${describeInstance(lock.lockHolder)}`) }),
+  });
   const taints = new TaintController(config.agent.taintEviction, {
     nodeName: options.nodeName,
     dryRun,
@@ -375,7 +389,40 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
     },
   });
   const deps: AgentDeps = { ...tracked, cluster: nodePods };
-  const parts = buildParts(options, deps, live, metrics, events);
+  // The parts exist before the lock is first tried (start-up, below): its callbacks reach them then.
+  let partsRef: AgentParts | null = null;
+  const lock =
+    deps.nodeLock === undefined
+      ? null
+      : new NodeLockGate(
+          {
+            pollIntervalMs: deps.nodeLock.pollIntervalMs ?? DEFAULT_NODE_LOCK_POLL_INTERVAL_MS,
+            heartbeatIntervalMs: DEFAULT_NODE_LOCK_HEARTBEAT_INTERVAL_MS,
+            hungHolderMs: live.current.agent.nodeLock.hungHolderTimeoutMs,
+            podCleanupTimeoutMs: live.current.agent.actions.podCleanupTimeoutMs,
+          },
+          {
+            lock: deps.nodeLock.lock,
+            self: deps.nodeLock.self,
+            clock: deps.clock,
+            logger: deps.logger,
+            events,
+            registry: metrics.registry,
+            engineState: () => partsRef?.manager.carriedState() ?? null,
+            podGone: (uid) => {
+              const pod = deps.cluster.pods().find((p) => p.metadata.uid === uid);
+              return pod === undefined || deps.observer.memory?.podProcessCount(pod) === 0;
+            },
+            // Its first pass acts at once, on what it has observed, carrying on from the previous holder's state.
+            onTakeover: (previous) => {
+              if (partsRef === null) return;
+              if (previous?.engine) partsRef.manager.adoptCarriedState(previous.engine, deps.clock.nowMs());
+              partsRef.loop.wake('startup', null);
+            },
+          },
+        );
+  const parts = buildParts(options, deps, live, metrics, events, lock);
+  partsRef = parts;
   thresholds = () => parts.manager.thresholds;
   const oomKills =
     deps.oomKills === undefined
@@ -384,7 +431,8 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
   const readiness = baseReadiness(metrics, parts.loop, deps.cluster);
   readiness.add('node-identity', () => parts.identity.refusal());
   readiness.add('pod-stats', () => parts.podStats.refusal());
-  const health: HealthState = { live: livenessOf(live, parts.loop, deps.clock), ready: () => readiness.reason() };
+  // A standby is ready (an upgrade with surge waits for it), and /readyz says it stands by.
+  const health: HealthState = { live: livenessOf(live, parts.loop, deps.clock), ready: () => readiness.reason(), ...(lock === null ? {} : { note: () => lock.describe() }) };
   // Judged on the node as the latest pass saw it; before any pass has observed it, there is nothing to judge by.
   const evictsNow = (next: LoadedConfig): ThresholdMet[] => {
     const observed = parts.loop.lastObservation;
@@ -405,7 +453,12 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
       await parts.taints.stop();
       await parts.loop.stop();
       await oomKills?.stop();
-      await within(deps.clock, SHUTDOWN_CLEANUP_MS, parts.nodeStatus.shutdown());
+      // With a standby waiting, the lock goes to it at once and it keeps the Node's conditions:
+      // nothing to retire, and no moment without an acting agent. Otherwise the lock is held
+      // until the Node is cleaned up.
+      if (lock?.standbysWaiting() === true) lock.stop();
+      else await within(deps.clock, SHUTDOWN_CLEANUP_MS, parts.nodeStatus.shutdown());
+      lock?.stop();
       deps.observer.close?.();
       callerDeps.events.close?.();
       parts.identity.stop();
@@ -434,6 +487,8 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
       probes = await unlessAborted(startProbeServer(address, probePort, health, { maxConnections: live.current.agent.server.probeMaxConnections }), options.signal);
       log.info('serving /healthz and /readyz for the probes', { address, port: probes.port });
     }
+    // The lock before the watches: a standby syncs its informers and arms its notifier all the same.
+    lock?.start();
     await unlessAborted(deps.cluster.start(), options.signal);
     parts.identity.start();
     oomKills?.start();

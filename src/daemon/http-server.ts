@@ -27,6 +27,8 @@ export interface HealthState {
   /** Null when healthy, else why not. */
   live(): string | null;
   ready(): string | null;
+  /** A line a ready answer adds (a standby says so), if any. */
+  note?(): string | null;
 }
 
 export interface OpsServer {
@@ -95,7 +97,8 @@ async function startListener(what: string, address: string, port: number, regist
         }
         case '/readyz': {
           const reason = health.ready();
-          return reason === null ? answer(200, 'ok\n') : answer(503, `${reason}\n`);
+          const note = health.note?.() ?? null;
+          return reason === null ? answer(200, note === null ? 'ok\n' : `ok: ${note}\n`) : answer(503, `${reason}\n`);
         }
         default:
           return answer(404, 'not found\n');

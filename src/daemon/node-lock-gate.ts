@@ -219,8 +219,16 @@ export class NodeLockGate {
     this.deps.lock.release();
   }
 
+  /** Whether another agent stands by on this node now (its presence file beat within the last few heartbeats): a stop hands over to it. */
+  standbysWaiting(): boolean {
+    if (this.stateName !== 'active') return false;
+    const nowMs = this.deps.clock.nowMs();
+    return this.freshPresences(nowMs, 3 * this.settings.heartbeatIntervalMs).length > 0;
+  }
+
   /** Null when this agent may change the cluster or the node now; else why not. Checked before every action. */
   refusal(): string | null {
+    if (this.stopped && this.acquiredAtMs !== null) return `this agent is stopping and has released the node lock in ${this.deps.lock.directory}`;
     if (this.stateName === 'unlocked') return null;
     if (this.stateName === 'active') {
       if (this.deps.lock.held()) return null;
@@ -401,13 +409,13 @@ export class NodeLockGate {
     this.setMetrics();
   }
 
-  private freshPresences(nowMs: number): AgentInstance[] {
+  private freshPresences(nowMs: number, maxAgeMs = this.settings.hungHolderMs): AgentInstance[] {
     const fresh: AgentInstance[] = [];
     for (const value of this.deps.lock.readPresences(this.deps.self.pid)) {
       const v = (value ?? {}) as Record<string, unknown>;
       const instance = parseInstance(v.instance);
       const beatMs = instant(v.heartbeatAtMs);
-      if (instance !== null && beatMs !== null && nowMs - beatMs <= this.settings.hungHolderMs) fresh.push(instance);
+      if (instance !== null && beatMs !== null && nowMs - beatMs <= maxAgeMs) fresh.push(instance);
     }
     return fresh;
   }

@@ -30,6 +30,8 @@ export interface NodeStatusDeps {
   readonly logger: Logger;
   /** Null while the agent may act on its Node; else why not (then nothing is written). */
   readonly refusal?: () => string | null;
+  /** Added to every condition's message (which agent keeps the conditions: the node lock holder). */
+  readonly note?: () => string | null;
 }
 
 // Wording after the kubelet's node-status setters, naming the agent.
@@ -124,7 +126,8 @@ export class NodeStatusReporter {
     const oldKeys = [...this.taintKeys].filter((k) => !taint.enabled || k !== taint.key);
     if (oldPrefixes.length > 0 || oldKeys.length > 0) await this.cleanUp('renamed', oldPrefixes, oldKeys, nowMs);
 
-    const conditions = agentConditions(active, conditionTypePrefix);
+    const note = this.deps.note?.() ?? null;
+    const conditions = agentConditions(active, conditionTypePrefix).map((c) => (note === null ? c : { ...c, message: `${c.message} (${note})` }));
     const key = JSON.stringify(conditions);
     if (key !== this.lastSent || nowMs - this.lastSentAtMs >= HEARTBEAT_MS) {
       if (await this.deps.reporter.setConditions(conditions)) {

@@ -36,6 +36,11 @@ export interface AgentUnderTestOptions {
   readonly realNode?: boolean;
   /** Wraps the ports the agent gets, to time its calls. */
   readonly timeline?: PortTimeline;
+  /**
+   * The node lock's directory. Left out, each agent gets a directory of its own (tests on one
+   * machine must not stand each other by); agents meant to share a node share one.
+   */
+  readonly nodeLockDirectory?: string;
 }
 
 export interface AgentUnderTest {
@@ -74,6 +79,7 @@ export async function startAgentUnderTest(options: AgentUnderTestOptions): Promi
   const realNode = options.realNode === true;
   // With a sandbox, disk observation reads here instead of the machine's /var/lib/kubelet.
   const emptyDir = !realNode && node !== undefined ? mkdtempSync(join(tmpdir(), 'kea-e2e-agent-')) : null;
+  const ownLockDir = options.nodeLockDirectory === undefined ? mkdtempSync(join(tmpdir(), 'kea-e2e-lock-')) : null;
   const parsed = parseConfigText(options.configYaml, 'e2e-agent.yaml');
   const config = realNode ? parsed : sandboxed(parsed, emptyDir);
   // The agent's own view of the cluster, as the composition root built it.
@@ -86,6 +92,7 @@ export async function startAgentUnderTest(options: AgentUnderTestOptions): Promi
     serverPort: 0,
     clock,
     logger,
+    nodeLock: { directory: options.nodeLockDirectory ?? (ownLockDir as string) },
     // A real node's adapters come from the configuration as they are; a sandbox is the node for
     // the real cgroup observer, memcg v1 notifier and terminator; otherwise quiet stand-ins.
     ...(realNode ? {} : node !== undefined ? { nodeCgroup: node.nodeCgroup } : { nodeSide: { observer: quietObserver, terminator: noTerminator } }),
@@ -110,6 +117,7 @@ export async function startAgentUnderTest(options: AgentUnderTestOptions): Promi
     stopped = true;
     await agent.stop();
     if (emptyDir !== null) rmSync(emptyDir, { recursive: true, force: true });
+    if (ownLockDir !== null) rmSync(ownLockDir, { recursive: true, force: true });
   };
   try {
     await waitFor(() => view.synced, { what: 'the agent\'s pod and node watches to sync', timeoutMs: 30_000, detail: () => log.tail(20) });
