@@ -6,7 +6,6 @@
 // observations (for the stale-stats check).
 
 import type { EvictionConfig } from '../api/eviction-config.js';
-import { DECISION_GATE_DEFAULTS, type DecisionFeatureGates } from '../api/feature-gates.js';
 import type { Pod } from '../api/pod.js';
 import type { NodeConditionType, ResourceName } from '../api/signals.js';
 import type { PodStats, Summary } from '../api/summary.js';
@@ -17,6 +16,7 @@ import {
   nodeConditionsObservedSince,
   type NodeConditionsObservedAt,
 } from './conditions.js';
+import { thresholdKey, type CarriedEngineState } from './carried-state.js';
 import { updateContainerFsThresholds } from './containerfs-thresholds.js';
 import { evictionGracePeriodSeconds } from './grace-period.js';
 import { evictionMessage, type ThresholdMetInfo } from './eviction-message.js';
@@ -37,7 +37,7 @@ import {
   thresholdsUpdatedStats,
   type ThresholdsObservedAt,
 } from './thresholds.js';
-import { criticalPodNote, noActivePodsNote, noObservationNote, noRankingFunctionNote, unableToEvictNote } from './notes.js';
+import { criticalPodNote, noActivePodsNote, noObservationNote, unableToEvictNote } from './notes.js';
 import { hardMemoryPressure, type HardMemoryPressure } from './memory-shortcut.js';
 import type { DryRunDecision, Eviction, RankedPod, SignalObservations, SynchronizeInput, SynchronizeNote, SynchronizeResult } from './types.js';
 
@@ -76,11 +76,6 @@ export class EvictionManager {
   /** The dry-run thresholds in force (containerfs copies fitted once a pass has seen the layout). */
   get dryRunThresholds(): readonly Threshold[] {
     return this.dryRunEngine?.thresholds ?? [];
-  }
-
-  /** The kubelet feature gates that change a decision, as configured (the followed kubelet's defaults when unset). */
-  get featureGates(): DecisionFeatureGates {
-    return this.config.featureGates ?? DECISION_GATE_DEFAULTS;
   }
 
   /** The node conditions committed by the last pass (kubelet `IsUnderMemoryPressure` and friends read these). */
@@ -162,7 +157,7 @@ export class EvictionManager {
     // 5. Re-arming the memory notifiers is the caller's (it reads `thresholds`).
 
     // 6. Make observations and get a function to derive pod usage stats relative to those observations.
-    const { observations, statsFunc } = makeSignalObservations(input.summary, layout, this.featureGates.KubeletSeparateDiskGC);
+    const { observations, statsFunc } = makeSignalObservations(input.summary, layout);
     for (const signal of signalsWithoutObservation(this.effectiveThresholds, observations)) {
       notes.push(noObservationNote(signal));
     }
@@ -216,7 +211,7 @@ export class EvictionManager {
     // if any pod was evicted, thresholds are not acted on this pass.
     if (this.config.localStorageCapacityIsolation) {
       // Critical violators are left out of the evictions; the kubelet logs its refusal.
-      const violations = localStorageViolations(activePods, statsFunc, layout.dedicatedImageFs, this.featureGates.InPlacePodVerticalScalingMemoryBackedVolumes);
+      const violations = localStorageViolations(activePods, statsFunc, layout.dedicatedImageFs);
       const criticalViolators = violations.filter((v) => v.critical).map((v) => v.pod);
       for (const pod of new Set(criticalViolators)) notes.push(criticalPodNote(pod));
       const localStorageEvictions = localStorageEvictionsOf(violations);
@@ -247,14 +242,8 @@ export class EvictionManager {
       return { ...base, reclaim, ranking: [], evictions: [], fallbacks: [], notes };
     }
 
-    // 22. Rank the pods for eviction. With KubeletSeparateDiskGC off on a split filesystem the
-    // kubelet's first pass fails before building its rank functions, which it never builds after:
-    // no threshold ever evicts there (local-storage limits still do).
-    if (layout.splitContainerFs && !this.featureGates.KubeletSeparateDiskGC) {
-      notes.push(noRankingFunctionNote(reclaim.threshold.signal));
-      return { ...base, reclaim, ranking: [], evictions: [], fallbacks: [], notes };
-    }
-    const ranking = rankedPods(reclaim.threshold.signal, layout.dedicatedImageFs, layout.splitContainerFs, activePods, statsFunc, this.featureGates.PodLevelResources);
+    // 22. Rank the pods for eviction.
+    const ranking = rankedPods(reclaim.threshold.signal, layout.dedicatedImageFs, layout.splitContainerFs, activePods, statsFunc);
 
     // 23. Evict at most one pod: the first one in rank order that is not critical; the others are
     // the fallbacks when the first is refused.
@@ -296,7 +285,7 @@ export class EvictionManager {
     figures: readonly ThresholdMetInfo[],
     statsFunc: StatsFunc,
   ): Eviction {
-    const { message, annotations } = evictionMessage(reclaim.resource, pod, statsFunc, figures, this.featureGates.PodLevelResources);
+    const { message, annotations } = evictionMessage(reclaim.resource, pod, statsFunc, figures);
     return {
       pod,
       reason: { kind: 'threshold', signal: reclaim.threshold.signal, hard },
@@ -345,6 +334,39 @@ export class EvictionManager {
     const config: EvictionConfig = { ...this.config, thresholds, dryRunThresholds: [], localStorageCapacityIsolation: false };
     if (this.dryRunEngine === null) this.dryRunEngine = new EvictionManager(config);
     else this.dryRunEngine.updateConfig(config);
+  }
+
+  /** The state a successor on this node carries on from (src/eviction/carried-state.ts). */
+  carriedState(): CarriedEngineState {
+    return {
+      thresholdsFirstObservedAt: this.thresholdsFirstObservedAtState.map((e) => ({ key: thresholdKey(e.threshold), observedAtMs: e.observedAtMs })),
+      nodeConditionsLastObservedAt: [...this.nodeConditionsLastObservedAtState].map(([condition, observedAtMs]) => ({ condition, observedAtMs })),
+    };
+  }
+
+  /**
+   * Carries on from the state another agent on this node published (it held the node lock, this
+   * one takes over): each threshold in force keeps the earlier of the two times it was first met,
+   * each condition the later time it was last seen, so a soft grace period and the transition
+   * period run on from where the previous agent had them instead of starting over. Instants after
+   * `nowMs` are not trusted.
+   */
+  adoptCarriedState(state: CarriedEngineState, nowMs: number): void {
+    const carried = new Map(state.thresholdsFirstObservedAt.filter((e) => e.observedAtMs <= nowMs).map((e) => [e.key, e.observedAtMs]));
+    const own = new Map(this.thresholdsFirstObservedAtState.map((e) => [thresholdKey(e.threshold), e.observedAtMs]));
+    const merged: { threshold: Threshold; observedAtMs: number }[] = [];
+    for (const threshold of this.effectiveThresholds) {
+      const key = thresholdKey(threshold);
+      const times = [own.get(key), carried.get(key)].filter((ms): ms is number => ms !== undefined);
+      if (times.length > 0) merged.push({ threshold, observedAtMs: Math.min(...times) });
+    }
+    this.thresholdsFirstObservedAtState = merged;
+    const conditions = new Map(this.nodeConditionsLastObservedAtState);
+    for (const { condition, observedAtMs } of state.nodeConditionsLastObservedAt) {
+      if (observedAtMs <= nowMs && observedAtMs > (conditions.get(condition) ?? -Infinity)) conditions.set(condition, observedAtMs);
+    }
+    this.nodeConditionsLastObservedAtState = conditions;
+    this.nodeConditionsState = nodeConditionsObservedSince(conditions, this.config.pressureTransitionPeriodMs, nowMs);
   }
 
   // Always from the configuration as given, so fitting again never sees its own containerfs copies.
