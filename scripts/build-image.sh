@@ -28,7 +28,8 @@
 #   dist/native. The archive is cached in ${KEA_CACHE_DIR:-$HOME/.cache/kube-eviction-agent} as
 #   agent-image-<version>-<hash>.tar, the hash taken over every input (the Node binary, the Debian
 #   package versions, package.json, package-lock.json, the compiled output, runtime-tree.sh and
-#   this script), so a changed input builds a new one; later runs print the cached path at once.
+#   this script), so a changed input builds a new one (the three newest are kept); later runs print
+#   the cached path at once.
 #   Progress goes to stderr; the last line on stdout is the archive's absolute path.
 #
 # Environment:
@@ -275,6 +276,11 @@ printf '{"imageLayoutVersion":"1.0.0"}' >"$work/oci/oci-layout"
 tar --create --file="$work/image.tar" --directory="$work/oci" --sort=name --owner=0 --group=0 --numeric-owner \
   --mtime="@$epoch" --mode='u+rwX,go+rX,go-w' --format=gnu -- oci-layout index.json blobs
 mv -f "$work/image.tar" "$out"
+# Each change to the compiled output makes a new archive: keep the three newest in the cache.
+if [[ -z "${KEA_IMAGE_OUTPUT:-}" ]]; then
+  # shellcheck disable=SC2012 # the names are ours, without spaces
+  ls -t "$cache_dir"/agent-image-*.tar 2>/dev/null | tail -n +4 | xargs -r rm -f --
+fi
 
 unpacked_bytes=$(( $(du -sb "$work/base" | cut -f1) + $(du -sb "$work/node" | cut -f1) + $(du -sb "$work/app" | cut -f1) ))
 echo "build-image: built $image_ref ($(jq -r .digest <<<"$manifest_desc")) in $(( $(date +%s) - start_s ))s: layers $(( (base_size + node_size + app_size) / 1048576 )) MiB compressed, $(( unpacked_bytes / 1048576 )) MiB unpacked" >&2

@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { agentImage, type AgentImage } from './harness/agent-image.js';
+import { agentImage, importAgentImage, type AgentImage } from './harness/agent-image.js';
 import { findRealNodeBinaries, REPO_ROOT } from './harness/binaries.js';
 import { Containerd, K8S_NAMESPACE, processesInMountNamespace } from './harness/containerd.js';
 import { cleanEnv } from './harness/control-plane.js';
@@ -171,6 +171,12 @@ function expectExit(result: RunResult, code: number): void {
 imageTest('ctr names the imported image by its reference', async (s) => {
   const names = (await s.containerd.ctr(['-n', K8S_NAMESPACE, 'images', 'ls', '-q'])).split('\n');
   expect(names).toContain(s.image.ref);
+  // By its digest too, as the chart's image.digest names it.
+  expect(await s.containerd.ctr(['-n', K8S_NAMESPACE, 'images', 'ls'])).toContain(s.image.digest);
+});
+
+imageTest('importAgentImage imports it into a running containerd again, as a cluster fixture does', async (s) => {
+  await expect(importAgentImage((args) => s.containerd.ctr(args), s.image)).resolves.toBeUndefined();
 });
 
 imageTest("the image's ENTRYPOINT starts the agent: --version prints the package's version", async (s) => {

@@ -25,6 +25,8 @@ export interface AgentImage {
   readonly archive: string;
   /** The name `ctr images import` gives it. */
   readonly ref: string;
+  /** The manifest's digest (`sha256:...`), for an `image@digest` reference or the chart's image.digest. */
+  readonly digest: string;
 }
 
 /**
@@ -36,9 +38,20 @@ export async function agentImage(env: NodeJS.ProcessEnv = {}, timeoutMs = 600_00
     const { stdout } = await execFileAsync('bash', [BUILD_IMAGE_SCRIPT], { env: { ...process.env, ...env }, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 });
     const archive = stdout.trimEnd().split('\n').at(-1) ?? '';
     if (!archive.startsWith('/')) return { ok: false, reason: `scripts/build-image.sh printed no archive path (stdout: ${stdout.slice(-200)})` };
-    return { ok: true, binaries: { archive, ref: agentImageRef() } };
+    const index = JSON.parse((await execFileAsync('tar', ['-xOf', archive, 'index.json'], { timeout: 60_000 })).stdout) as { manifests: { digest: string }[] };
+    return { ok: true, binaries: { archive, ref: agentImageRef(), digest: index.manifests[0]?.digest ?? '' } };
   } catch (err) {
     const stderr = ((err as { stderr?: string }).stderr ?? '').trim();
     return { ok: false, reason: `the agent image cannot be built (scripts/build-image.sh): ${stderr.split('\n').at(-1) ?? String(err)}` };
   }
+}
+
+/**
+ * Imports the archive into a running containerd's k8s.io namespace (where the kubelet's CRI looks),
+ * through `ctr` as `run(args)` runs it (e.g. `(args) => containerd.ctr(args)`).
+ */
+export async function importAgentImage(run: (args: readonly string[]) => Promise<string>, image: AgentImage): Promise<void> {
+  await run(['-n', 'k8s.io', 'images', 'import', image.archive]);
+  const names = (await run(['-n', 'k8s.io', 'images', 'ls', '-q'])).split('\n');
+  if (!names.includes(image.ref)) throw new Error(`ctr images import of ${image.archive} named no ${image.ref} (images: ${names.filter((n) => n !== '').join(', ')})`);
 }
