@@ -44,7 +44,8 @@ metadata:
     pod-security.kubernetes.io/warn: privileged
 
 HEADER
-  "$helm" template "${chart[@]}" --set nodeRestriction.enabled=false
+  # --skip-tests: the helm test pod is for `helm test`, not for kubectl apply.
+  "$helm" template "${chart[@]}" --skip-tests --set nodeRestriction.enabled=false
 }
 
 render_restriction() {

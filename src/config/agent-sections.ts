@@ -2,6 +2,7 @@
 // reporting, taintEviction, oomKills, stormGuard, configReload, nodeLock, server): which keys each section has, how each value is read, and
 // where it lands in the settings being built. Cross-field rules are agent-settings.ts's.
 
+import { expandEnvironmentReferences } from './environment-references.js';
 import { isIP } from 'node:net';
 import { isScalar } from 'yaml';
 import type {
@@ -55,8 +56,15 @@ export function observeSection(r: SettingReaders, reader: ConfigReader, observe:
     podCgroupRoot: (e) => r.matching(e, (v) => !v.split('/').includes('..'), 'a cgroup path inside the hierarchy (no "..")', (v) => (observe.podCgroupRoot = v)),
     kubeletUrl: (e) => {
       onKubeletUrl(e);
-      const value = reader.string(e.valueNode, e.field, '"https://127.0.0.1:10250"');
-      if (value === undefined) return;
+      const written = reader.string(e.valueNode, e.field, '"https://127.0.0.1:10250"');
+      if (written === undefined) return;
+      // The node's own address, from the pod's environment: https://$(NODE_IP):10250.
+      const expanded = expandEnvironmentReferences(written, process.env);
+      if (expanded.missing !== undefined) {
+        reader.problem(e.field, e.valueNode, `names ${expanded.missing.map((n) => `$(${n})`).join(', ')}, which the environment does not set (the chart sets NODE_IP from the pod's status.hostIP and NODE_NAME from its spec.nodeName): ${JSON.stringify(written)}`);
+        return;
+      }
+      const value = expanded.value;
       if (!URL.canParse(value) || !['http:', 'https:'].includes(new URL(value).protocol)) {
         reader.problem(e.field, e.valueNode, `must be an http or https URL: ${JSON.stringify(value)}`);
         return;

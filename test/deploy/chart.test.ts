@@ -22,6 +22,9 @@ import { objectProblems } from './kube-schema.js';
 import { packageVersion, REPO_ROOT, type KubeObject } from './manifest.js';
 
 const helmTest = HELM_SKIP_REASON === null ? test : test.skip;
+// As the downward API sets it in the agent's pod (status.hostIP), for the value sets whose
+// observe.kubeletUrl names $(NODE_IP).
+process.env.NODE_IP ??= '10.0.0.7';
 if (HELM_SKIP_REASON !== null) console.warn(`chart tests with the real helm skipped: ${HELM_SKIP_REASON}`);
 
 // A setting's place in values.yaml: set (`key: value`) or left unset (`# key:`), at its depth.
@@ -103,7 +106,7 @@ describe('helm lint and helm template (real helm)', () => {
     const hostPathOf = new Map<string, string>((pod.volumes as KubeObject[]).filter((v) => v.hostPath !== undefined).map((v) => [v.name, v.hostPath.path]));
     const mounted = new Map<string, KubeObject>((container.volumeMounts as KubeObject[]).filter((m) => hostPathOf.has(m.name)).map((m) => [hostPathOf.get(m.name) as string, m]));
     const { observe } = loaded.agent;
-    const read = [observe.cgroupRoot, observe.procRoot, observe.kubeletRootDir, observe.imageFsPath, observe.containerFsPath, observe.podLogsDir];
+    const read = [observe.cgroupRoot, observe.procRoot, observe.kubeletRootDir, observe.imageFsPath, observe.containerFsPath, observe.podLogsDir, ...(observe.source === 'kubelet' && observe.kubeletCaFile !== null ? [observe.kubeletCaFile] : [])];
     expect([...mounted.keys()].sort()).toEqual([...new Set(read)].sort());
     for (const [hostPath, mount] of mounted) {
       expect(mount.mountPath).toBe(`${observe.hostRoot === '/' ? '' : observe.hostRoot}${hostPath}`);
@@ -116,7 +119,8 @@ describe('helm lint and helm template (real helm)', () => {
     for (const probe of [container.startupProbe, container.livenessProbe, container.readinessProbe]) expect(probe.httpGet.port).toBe('http-probes');
     // The policy's ports follow the configuration's.
     const policy = objects.find((o) => o.kind === 'NetworkPolicy');
-    expect((policy?.spec.ingress as KubeObject[]).flatMap((rule) => (rule.ports as KubeObject[]).map((p) => p.port))).toEqual([loaded.agent.server.port]);
+    // (the scrapers', then the helm test pod's rule)
+    expect((policy?.spec.ingress as KubeObject[]).flatMap((rule) => (rule.ports as KubeObject[]).map((p) => p.port))).toEqual([loaded.agent.server.port, loaded.agent.server.port]);
     const cmName = objects.find((o) => o.kind === 'ConfigMap')?.metadata.name;
     expect((pod.volumes as KubeObject[]).find((v) => v.name === 'config')?.configMap.name).toBe(cmName);
     const sa = objects.find((o) => o.kind === 'ServiceAccount');
@@ -148,6 +152,7 @@ describe('helm lint and helm template (real helm)', () => {
       'ConfigMap/node-eviction-config',
       'ClusterRole/node-eviction',
       'ClusterRoleBinding/node-eviction',
+      'Service/node-eviction-metrics',
       'DaemonSet/node-eviction',
       'ValidatingAdmissionPolicy/node-eviction-pods',
       'ValidatingAdmissionPolicy/node-eviction-evictions',
@@ -157,6 +162,7 @@ describe('helm lint and helm template (real helm)', () => {
       'ValidatingAdmissionPolicyBinding/node-eviction-evictions',
       'ValidatingAdmissionPolicyBinding/node-eviction-node',
       'ValidatingAdmissionPolicyBinding/node-eviction-events',
+      'Pod/node-eviction-test-agents',
     ]);
     for (const o of objects) expect(o.metadata.labels['example.com/team']).toBe('platform');
     const loaded = parseConfigText(configOf(objects), 'config.yaml');
@@ -217,23 +223,26 @@ describe('the NetworkPolicy values (real helm)', () => {
   const policyOf = (args: string[]): KubeObject | undefined => renderChart(args).find((o) => o.kind === 'NetworkPolicy');
   const SCRAPERS = [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } }];
   const NODES = [{ ipBlock: { cidr: '10.0.0.0/16' } }];
+  const TEST_POD = [{ podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'kube-eviction-agent', 'app.kubernetes.io/component': 'test' } } }];
+  const testPodTo = (port: number): KubeObject => ({ ports: [{ port, protocol: 'TCP' }], from: TEST_POD });
   const cases: { name: string; set: string[]; ingress: KubeObject[] | null }[] = [
-    { name: 'by default: the scrapers to the metrics port, no one but the node to the probe port', set: [], ingress: [{ ports: [{ port: 8080, protocol: 'TCP' }], from: SCRAPERS }] },
+    { name: "by default: the scrapers and the release's helm test pod to the metrics port, no one but the node to the probe port", set: [], ingress: [{ ports: [{ port: 8080, protocol: 'TCP' }], from: SCRAPERS }, testPodTo(8080)] },
     {
       name: 'probesFrom: a rule for the probe port, for a CNI that does not admit the node on its own',
       set: ['networkPolicy.probesFrom[0].ipBlock.cidr=10.0.0.0/16'],
       ingress: [
         { ports: [{ port: 8080, protocol: 'TCP' }], from: SCRAPERS },
         { ports: [{ port: 8081, protocol: 'TCP' }], from: NODES },
+        testPodTo(8080),
       ],
     },
     {
       name: 'metricsFrom replaced as a whole, on moved ports',
       set: ['networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=observability', 'config.server.port=9102', 'config.server.probePort=9103'],
-      ingress: [{ ports: [{ port: 9102, protocol: 'TCP' }], from: [{ namespaceSelector: { matchLabels: { team: 'observability' } } }] }],
+      ingress: [{ ports: [{ port: 9102, protocol: 'TCP' }], from: [{ namespaceSelector: { matchLabels: { team: 'observability' } } }] }, testPodTo(9102)],
     },
     // An empty list admits no one (a rule without `from` would admit everyone).
-    { name: 'metricsFrom empty: no rule, nothing admitted but the node', set: ['networkPolicy.metricsFrom=null'], ingress: [] },
+    { name: "metricsFrom empty: nothing admitted but the node and the helm test pod", set: ['networkPolicy.metricsFrom=null'], ingress: [testPodTo(8080)] },
     { name: 'enabled false: no NetworkPolicy', set: ['networkPolicy.enabled=false'], ingress: null },
   ];
   helmTest.each(cases)('$name', ({ set, ingress }) => {
@@ -347,5 +356,49 @@ describe('install defaults: node restriction, node selector, image digest, host 
     const running = parseConfigText('apiVersion: kube-eviction-agent.io/v1alpha1\nkind: AgentConfiguration\n', 'defaults');
     const restartOnly = Object.keys(running.agent).filter((key) => restartOnlyChanges(running, { ...running, agent: { ...running.agent, [key]: { changed: true } } }).length > 0);
     expect([...(picked ?? [])].sort()).toEqual(restartOnly.sort());
+  });
+});
+
+describe('helm test and NOTES (real helm)', () => {
+  helmTest("the test hook reads every ready agent's /metrics through the headless Service, with the agent's own image, as nobody", () => {
+    const digest = `sha256:${'cd'.repeat(32)}`;
+    const objects = renderChart(['--set', `image.digest=${digest}`, '--set', 'config.server.port=9100', '--set', 'config.server.probePort=9101']);
+    const hook = objects.find((o) => o.kind === 'Pod') as KubeObject;
+    const service = objects.find((o) => o.kind === 'Service') as KubeObject;
+    expect(hook.metadata.annotations['helm.sh/hook']).toBe('test');
+    const container = hook.spec.containers[0];
+    expect([container.image, container.command]).toEqual([`kube-eviction-agent@${digest}`, ['node', '-e']]);
+    const script = container.args[0] as string;
+    expect(script).toContain(`const host = "${service.metadata.name}.kube-eviction-agent.svc";`);
+    expect(script).toContain('const port = 9100;');
+    expect(service.spec).toMatchObject({ clusterIP: 'None', ports: [{ name: 'http-metrics', port: 9100, targetPort: 'http-metrics', protocol: 'TCP' }] });
+    // The script is JavaScript node can compile.
+    const compiled = spawnSync(process.execPath, ['--check', '-'], { input: script, encoding: 'utf8' });
+    expect({ status: compiled.status, stderr: compiled.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(container.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    expect(hook.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65534 });
+    expect(objectProblems(hook)).toEqual([]);
+  });
+
+  helmTest('NOTES name the checks to run after install: rollout, pods per node, helm test, conditions under the configured prefix', () => {
+    const run = helm(['install', 'guard', CHART_DIR, '--dry-run=client', '--namespace', 'kea-guard', '--set', 'config.reporting.conditionTypePrefix=guard.example.com/']);
+    expect(run.status).toBe(0);
+    const notes = run.stdout.slice(run.stdout.indexOf('NOTES:'));
+    for (const line of ['kubectl -n kea-guard rollout status daemonset/guard-kube-eviction-agent', 'kubectl -n kea-guard get daemonset guard-kube-eviction-agent', 'helm test guard --namespace kea-guard --logs', '@.type=="guard.example.com/MemoryPressure"']) expect(notes).toContain(line);
+  });
+});
+
+describe('the kubelet source as shipped (real helm)', () => {
+  helmTest("kubelet-source-values.yaml reaches this node's kubelet by the pod's status.hostIP and verifies its certificate against the cluster CA the chart mounts", () => {
+    const objects = renderChart(['--values', join(VALUE_SETS_DIR, 'kubelet-source-values.yaml')]);
+    const configText = configOf(objects);
+    expect(parse(configText).observe).toMatchObject({ source: 'kubelet', kubeletUrl: 'https://$(NODE_IP):10250', kubeletCaFile: '/etc/kubernetes/pki/ca.crt' });
+    const { observe } = parseConfigText(configText, 'config.yaml').agent;
+    expect({ url: observe.kubeletUrl, insecure: observe.kubeletInsecureSkipVerify }).toEqual({ url: `https://${process.env.NODE_IP ?? ''}:10250`, insecure: false });
+    const pod = (objects.find((o) => o.kind === 'DaemonSet') as KubeObject).spec.template.spec;
+    expect(pod.hostNetwork).toBeUndefined();
+    expect((pod.containers[0].env as KubeObject[]).find((e) => e.name === 'NODE_IP')).toEqual({ name: 'NODE_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } });
+    expect((pod.volumes as KubeObject[]).find((v) => v.name === 'host-kubelet-ca')?.hostPath).toEqual({ path: '/etc/kubernetes/pki/ca.crt', type: 'File' });
+    expect((pod.containers[0].volumeMounts as KubeObject[]).find((m) => m.name === 'host-kubelet-ca')).toEqual({ name: 'host-kubelet-ca', mountPath: '/host/etc/kubernetes/pki/ca.crt', readOnly: true });
   });
 });

@@ -29,8 +29,8 @@ const mib = (n: number): ReturnType<typeof parseQuantity> => parseQuantity(`${n}
 
 describe('deploy/daemonset.yaml documents', () => {
   // In Helm's install order (the manifest is the chart rendered): what others refer to comes first.
-  test('holds the Namespace, NetworkPolicy, ServiceAccount, ConfigMap, ClusterRole, ClusterRoleBinding and DaemonSet, namespace first', () => {
-    expect(manifest.documents.map((d) => d.kind)).toEqual(['Namespace', 'NetworkPolicy', 'ServiceAccount', 'ConfigMap', 'ClusterRole', 'ClusterRoleBinding', 'DaemonSet']);
+  test('holds the Namespace, NetworkPolicy, ServiceAccount, ConfigMap, ClusterRole, ClusterRoleBinding, the headless Service and DaemonSet, namespace first', () => {
+    expect(manifest.documents.map((d) => d.kind)).toEqual(['Namespace', 'NetworkPolicy', 'ServiceAccount', 'ConfigMap', 'ClusterRole', 'ClusterRoleBinding', 'Service', 'DaemonSet']);
   });
 
   // The field check reads the version, not the group: the groups are pinned here.
@@ -42,6 +42,7 @@ describe('deploy/daemonset.yaml documents', () => {
       'ConfigMap v1',
       'ClusterRole rbac.authorization.k8s.io/v1',
       'ClusterRoleBinding rbac.authorization.k8s.io/v1',
+      'Service v1',
       'DaemonSet apps/v1',
     ]);
   });
@@ -166,9 +167,10 @@ describe('the NetworkPolicy', () => {
     // A rule without `from`, or without `ports`, admits every source or every port.
     { name: 'every rule names its sources and its ports', check: () => rules.forEach((rule) => expect([(rule.from ?? []).length > 0, (rule.ports ?? []).length > 0]).toEqual([true, true])) },
     {
-      name: 'admits the scrapers to the metrics port, and nothing to the probe port but the node (which no policy blocks)',
+      name: "admits the scrapers and the release's helm test pod to the metrics port, and nothing to the probe port but the node (which no policy blocks)",
       check: () => {
-        expect(rules.map(portsOf)).toEqual([[loaded.agent.server.port]]);
+        expect(rules.map(portsOf)).toEqual([[loaded.agent.server.port], [loaded.agent.server.port]]);
+        expect(rules[1]?.from).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'kube-eviction-agent', 'app.kubernetes.io/component': 'test' } } }]);
         expect(rules[0]?.from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } }]);
       },
     },

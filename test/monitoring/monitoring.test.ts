@@ -13,7 +13,7 @@ import { parse, stringify } from 'yaml';
 import { HELM_SKIP_REASON, renderChart, VALUE_SETS_DIR } from '../deploy/helm.js';
 import { REPO_ROOT } from '../deploy/manifest.js';
 import { captureDemoMetrics, familyOf, type MetricsCapture } from './metrics-capture.js';
-import { SCENARIOS, promtoolTests } from './rule-tests.js';
+import { KUBE_STATE_METRICS, SCENARIOS, promtoolTests } from './rule-tests.js';
 
 const FILES = join(REPO_ROOT, 'deploy', 'chart', 'files');
 const RULES_PATH = join(FILES, 'prometheus-rules.yaml');
@@ -72,8 +72,15 @@ export function promqlNames(expr: string): { metrics: string[]; labels: string[]
 // What the capture says of one query: metrics it does not export, labels none of its samples have.
 // `node`, `instance` and `job` are the scrape's target labels, not the agent's; `le` is a bucket's.
 function unexported(capture: MetricsCapture, expr: string): string[] {
-  const { metrics, labels } = promqlNames(expr);
+  const names = promqlNames(expr);
+  // kube-state-metrics series (the missing-agent alert) are checked against the labels it gives them.
+  const external = names.metrics.filter((m) => Object.hasOwn(KUBE_STATE_METRICS, m));
+  const metrics = names.metrics.filter((m) => !external.includes(m));
+  const externalLabels = new Set(external.flatMap((m) => KUBE_STATE_METRICS[m] ?? []));
+  const labels = names.labels.filter((l) => !externalLabels.has(l));
   const problems: string[] = [];
+  if (external.length > 0 && metrics.length > 0) problems.push(`mixes the agent's metrics with kube-state-metrics' ${external.join(', ')}`);
+  for (const l of names.labels) if (external.length > 0 && !externalLabels.has(l)) problems.push(`label ${l} is not one kube-state-metrics gives ${external.join(', ')}`);
   const families = metrics.map((m) => ({ metric: m, family: familyOf(m, capture.types) }));
   for (const { metric, family } of families) if (!capture.types.has(family)) problems.push(`metric ${metric} is not exported`);
   const targetLabels = new Set(['node', 'instance', 'job', 'le', 'namespace', 'pod']);
@@ -105,7 +112,7 @@ describe('the /metrics capture', () => {
 });
 
 describe('the alert rules', () => {
-  test('cover failed and blocked evictions, readiness, observation, latency, kernel OOM kills, reloads, storms and API errors, each with a severity, a summary and a description', () => {
+  test('cover failed and blocked evictions, readiness, observation, latency, kernel OOM kills, reloads, storms, API errors and a missing agent, each with a severity, a summary and a description', () => {
     expect(rules.map((r) => r.alert)).toEqual([
       'KubeEvictionAgentEvictionFailed',
       'KubeEvictionAgentEvictionsBlocked',
@@ -116,6 +123,7 @@ describe('the alert rules', () => {
       'KubeEvictionAgentConfigReloadFailed',
       'KubeEvictionAgentEvictionStorm',
       'KubeEvictionAgentApiErrors',
+      'KubeEvictionAgentMissing',
     ]);
     for (const rule of rules) expect([rule.alert, Object.keys(rule.labels ?? {}), Object.keys(rule.annotations ?? {}).sort()]).toEqual([rule.alert, ['severity'], ['description', 'summary']]);
   });
@@ -158,6 +166,11 @@ describe('the alert rules', () => {
     const monitor = objects.find((o) => o.kind === 'ServiceMonitor');
     expect(monitor?.spec.endpoints[0].relabelings).toEqual([{ sourceLabels: ['__meta_kubernetes_pod_node_name'], targetLabel: 'node' }]);
     expect(monitor?.metadata.labels.release).toBe('prometheus');
+    // With other names, the missing-agent alert selects the release's own DaemonSet.
+    const renamed = renderChart(['--values', join(VALUE_SETS_DIR, 'monitoring-values.yaml'), '--set', 'fullnameOverride=node-eviction']).find((o) => o.kind === 'PrometheusRule');
+    const missing = (renamed?.spec as typeof rulesFile).groups.flatMap((g) => g.rules).find((r) => r.alert === 'KubeEvictionAgentMissing');
+    expect(missing?.expr).toContain('kube_daemonset_status_number_available{namespace="kube-eviction-agent", daemonset="node-eviction"}');
+    expect(missing?.expr).not.toContain('daemonset="kube-eviction-agent"');
   });
 });
 

@@ -28,7 +28,22 @@ interface HistogramSeries {
   readonly minutes: number;
 }
 
-type SeriesSpec = PlainSeries | HistogramSeries;
+/** A series of another exporter (kube-state-metrics), with its own labels: the agent's capture has none of it. */
+interface ExternalSeries {
+  readonly external: string;
+  readonly labels: Labels;
+  readonly values: string;
+}
+
+type SeriesSpec = PlainSeries | HistogramSeries | ExternalSeries;
+
+/** The kube-state-metrics series the rules read (a missing agent has no series of its own), with the labels it gives them. */
+export const KUBE_STATE_METRICS: Readonly<Record<string, readonly string[]>> = {
+  kube_daemonset_status_desired_number_scheduled: ['namespace', 'daemonset'],
+  kube_daemonset_status_number_available: ['namespace', 'daemonset'],
+};
+const KSM_TARGET = { job: 'kube-state-metrics', instance: '10.0.0.9:8080' } as const;
+const AGENTS = { namespace: 'kube-eviction-agent', daemonset: 'kube-eviction-agent' } as const;
 
 interface Case {
   readonly series: readonly SeriesSpec[];
@@ -39,6 +54,8 @@ export interface Scenario {
   readonly alert: string;
   /** The labels the alert carries besides the target's and its severity. */
   readonly alertLabels?: Labels;
+  /** The alert's labels besides its severity, when they are not an agent target's (instance, node). */
+  readonly ownLabels?: Labels;
   readonly severity: string;
   readonly fires: Case;
   readonly quiet: Case;
@@ -47,6 +64,29 @@ export interface Scenario {
 const EVICTIONS = 'kube_eviction_agent_evictions_total';
 
 export const SCENARIOS: readonly Scenario[] = [
+  {
+    alert: 'KubeEvictionAgentMissing',
+    severity: 'warning',
+    ownLabels: AGENTS,
+    // Three nodes, two available agents for 20 minutes.
+    fires: {
+      series: [
+        { external: 'kube_daemonset_status_desired_number_scheduled', labels: AGENTS, values: '3x30' },
+        { external: 'kube_daemonset_status_number_available', labels: AGENTS, values: '2x30' },
+      ],
+      evalTime: '20m',
+    },
+    // One agent restarting for 5 minutes (a rollout) is not missing; another release's DaemonSet is not this one.
+    quiet: {
+      series: [
+        { external: 'kube_daemonset_status_desired_number_scheduled', labels: AGENTS, values: '3x30' },
+        { external: 'kube_daemonset_status_number_available', labels: AGENTS, values: '3x10 2x5 3x15' },
+        { external: 'kube_daemonset_status_desired_number_scheduled', labels: { ...AGENTS, daemonset: 'other' }, values: '3x30' },
+        { external: 'kube_daemonset_status_number_available', labels: { ...AGENTS, daemonset: 'other' }, values: '0x30' },
+      ],
+      evalTime: '20m',
+    },
+  },
   {
     alert: 'KubeEvictionAgentEvictionFailed',
     severity: 'warning',
@@ -136,6 +176,13 @@ function labelsFrom(capture: MetricsCapture, family: string, sampleName: string,
 }
 
 function inputSeries(capture: MetricsCapture, spec: SeriesSpec): { series: string; values: string }[] {
+  if ('external' in spec) {
+    const labels = KUBE_STATE_METRICS[spec.external];
+    if (labels === undefined) throw new Error(`scenario names ${spec.external}, which is neither the agent's nor a kube-state-metrics series the rules read`);
+    const unknown = Object.keys(spec.labels).filter((k) => !labels.includes(k));
+    if (unknown.length > 0) throw new Error(`scenario gives ${spec.external} the label(s) ${unknown.join(', ')}, which kube-state-metrics does not`);
+    return [{ series: seriesName(spec.external, { ...spec.labels, ...KSM_TARGET }), values: spec.values }];
+  }
   if ('metric' in spec) {
     return [{ series: seriesName(spec.metric, labelsFrom(capture, familyOf(spec.metric, capture.types), spec.metric, spec.labels ?? {})), values: spec.values }];
   }
@@ -164,7 +211,7 @@ export function promtoolTests(capture: MetricsCapture, rulesFile: string): strin
         {
           eval_time: s[kind].evalTime,
           alertname: s.alert,
-          exp_alerts: kind === 'quiet' ? [] : [{ exp_labels: { ...(s.alertLabels ?? {}), instance: TARGET.instance, node: TARGET.node, severity: s.severity } }],
+          exp_alerts: kind === 'quiet' ? [] : [{ exp_labels: s.ownLabels !== undefined ? { ...s.ownLabels, severity: s.severity } : { ...(s.alertLabels ?? {}), instance: TARGET.instance, node: TARGET.node, severity: s.severity } }],
         },
       ],
     })),
