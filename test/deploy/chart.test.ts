@@ -307,6 +307,11 @@ describe('install defaults: node restriction, node selector, image digest, host 
     expect(bindings.map((b) => b.spec.policyName).sort()).toEqual(policies.map((p) => p.metadata.name).sort());
   });
 
+  helmTest('the removed namespace.create value is refused before anything reaches the cluster', () => {
+    const run = helm(['template', 'x', CHART_DIR, '--set', 'namespace.create=true']);
+    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 1, stderr: expect.stringContaining("additional properties 'namespace' not allowed") });
+  });
+
   helmTest('nodeRestriction.enabled=false renders no policy; a cluster older than 1.32 is refused with the value to set', () => {
     expect(renderChart(['--set', 'nodeRestriction.enabled=false']).filter((o) => String(o.kind).startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
     const old = helm(['template', 'x', CHART_DIR, '--kube-version', '1.31.0']);
