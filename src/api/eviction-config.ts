@@ -1,6 +1,7 @@
 // The compiled eviction configuration the engine runs on: the kubelet's internal eviction
 // `Config`, with defaults applied and every duration in milliseconds. Produced by src/config/.
 
+import type { DecisionFeatureGates } from './feature-gates.js';
 import type { Threshold } from './threshold.js';
 
 export interface EvictionConfig {
@@ -21,4 +22,11 @@ export interface EvictionConfig {
   readonly kernelMemcgNotification: boolean;
   /** The synchronize loop interval (the kubelet's fixed 10 s housekeeping interval). */
   readonly housekeepingIntervalMs: number;
+  /**
+   * `featureGates`: the kubelet gates that change a decision, as in force; absent, the defaults of
+   * the kubelet followed (src/api/feature-gates.ts).
+   */
+  readonly featureGates?: DecisionFeatureGates;
+  /** The gates the file set by name (`AllAlpha`/`AllBeta` included), for reports; absent when none. */
+  readonly featureGatesSet?: Readonly<Record<string, boolean>>;
 }

@@ -1,10 +1,12 @@
 // `kube-eviction-agent check-config FILE`: prints the effective thresholds (defaults applied,
-// allocatable copies shown, any met on every pass called out first), or every problem found;
+// allocatable copies shown, any met on every pass called out first) and the feature gates that
+// change a decision, or every problem found;
 // exits non-zero on an invalid file.
 
 import type { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { formatConfigErrors, formatEffectiveThresholds, formatNearWholeThresholds } from '../config/effective-table.js';
+import { formatFeatureGates } from '../config/feature-gate-table.js';
 import { loadConfigFile } from '../config/load.js';
 import { ConfigError, formatConfigProblem } from '../errors.js';
 
@@ -15,6 +17,7 @@ export async function checkConfig(file: string, out: Writable, err: Writable): P
     // Valid, as the kubelet would take it, but first on the page: such a threshold evicts continuously.
     const nearWhole = formatNearWholeThresholds(loaded);
     out.write(`${file}: valid ${loaded.kind}\n\n${nearWhole === '' ? '' : `${nearWhole}\n`}${formatEffectiveThresholds(loaded)}\n`);
+    out.write(`\n${formatFeatureGates(loaded.eviction)}`);
     if (loaded.warnings.length > 0) {
       out.write(`\nwarnings:\n${loaded.warnings.map((w) => `  ${formatConfigProblem(w)}`).join('\n')}\n`);
     }

@@ -17,6 +17,7 @@ import {
   effectiveEvictionHard,
   effectivePressureTransitionPeriodMs,
 } from './defaults.js';
+import { readFeatureGates } from './feature-gates.js';
 import { parseThresholdConfig, signalField } from './threshold-parse.js';
 import { thresholdWarnings } from './threshold-warnings.js';
 import type { NearWholeThreshold, ThresholdSource } from './types.js';
@@ -35,10 +36,17 @@ export const EVICTION_FIELDS = [
   'localStorageCapacityIsolation',
 ] as const;
 
-export type EvictionField = (typeof EVICTION_FIELDS)[number];
+/**
+ * The kubelet's `featureGates`, read from both documents beside the eviction fields: the gates
+ * that change a decision (src/config/feature-gates.ts). Not an eviction setting of its own, so the
+ * tables of eviction defaults (the chart's among them) do not list it.
+ */
+export const FEATURE_GATES_FIELD = 'featureGates';
+
+export type EvictionField = (typeof EVICTION_FIELDS)[number] | typeof FEATURE_GATES_FIELD;
 
 export function isEvictionField(key: string): key is EvictionField {
-  return (EVICTION_FIELDS as readonly string[]).includes(key);
+  return key === FEATURE_GATES_FIELD || (EVICTION_FIELDS as readonly string[]).includes(key);
 }
 
 // The kubelet's enforceNodeAllocatable keys (pkg/kubelet/types/constants.go).
@@ -77,6 +85,7 @@ export function readEvictionSettings(reader: ConfigReader, entries: readonly Map
   }
 
   const enforceNodeAllocatable = readEnforceNodeAllocatable(reader, node('enforceNodeAllocatable'));
+  const featureGates = readFeatureGates(reader, node(FEATURE_GATES_FIELD));
 
   const hard = effectiveEvictionHard(evictionHardFromFile, merge);
   if (hard.droppedDefaultSignals.length > 0) {
@@ -117,6 +126,8 @@ export function readEvictionSettings(reader: ConfigReader, entries: readonly Map
       localStorageCapacityIsolation,
       kernelMemcgNotification,
       housekeepingIntervalMs,
+      featureGates: featureGates.gates,
+      ...(Object.keys(featureGates.explicit).length === 0 ? {} : { featureGatesSet: featureGates.explicit }),
     },
     thresholdSources: parsed.sources,
     nearWholeThresholds: suspect.nearWhole,

@@ -22,7 +22,7 @@ export function memoryShortcut(manager: EvictionManager, reader: MemoryReader, p
   const node = reader.nodeMemory();
   const pressure = manager.hardMemoryPressure(node);
   if (pressure === null) return { kind: 'not-met', node };
-  const search = new MemoryVictimSearch(pods, reader.podBounds(pods));
+  const search = new MemoryVictimSearch(pods, reader.podBounds(pods), manager.featureGates.PodLevelResources);
   for (let pod = search.next(); pod !== null; pod = search.next()) search.settle(reader.podWorkingSet(pod));
   const victim = search.victim;
   if (victim === null) return { kind: 'no-victim', node };

@@ -51,14 +51,15 @@ function containerUsage(resource: ResourceName, containerStats: ContainerStats):
  * is quoted. Thresholds without an observation must be left out by the caller (the kubelet skips
  * them). A pod without stats gets the node sentences only and no annotations. Container sentences
  * follow the stats order and match app and init containers by name (never ephemeral containers,
- * which cannot set requests). The `PodLevelResources` feature gate is taken as on, its default
- * since Kubernetes 1.34 (with it off, the API server drops pod-level resources from new pods).
+ * which cannot set requests). The pod's own sentence needs the `PodLevelResources` gate
+ * (`podLevelResources`, on by default since Kubernetes 1.34).
  */
 export function evictionMessage(
   resource: ResourceName,
   pod: Pod,
   stats: StatsFunc,
   thresholdsMet: readonly ThresholdMetInfo[],
+  podLevelResources = true,
 ): { message: string; annotations: Record<string, string> } {
   const annotations: Record<string, string> = {};
   let message = `The node was low on resource: ${resource}. `;
@@ -69,7 +70,7 @@ export function evictionMessage(
   const podStats = stats(pod);
   if (podStats === undefined) return { message, annotations };
 
-  if (resource === 'memory' && isPodLevelResourcesSet(pod)) {
+  if (resource === 'memory' && podLevelResources && isPodLevelResourcesSet(pod)) {
     const podRequest = resourceQuantity(pod.spec.resources?.requests, resource);
     if (podRequest !== undefined && podStats.memory !== undefined && podStats.memory !== null) {
       // Printed whether or not the pod is over its request, as upstream.

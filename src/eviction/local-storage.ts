@@ -63,7 +63,7 @@ function bytes(value: number | undefined): bigint {
 // local-storage limit (most of them) costs a lookup each.
 interface PodStorageLimits {
   /** Disk and memory emptyDirs with a positive sizeLimit, in spec order. */
-  readonly emptyDirs: readonly { readonly name: string; readonly size: Quantity }[];
+  readonly emptyDirs: readonly { readonly name: string; readonly size: Quantity; readonly memoryMedium: boolean }[];
   /** App containers with a non-zero ephemeral-storage limit, by name. */
   readonly containers: ReadonlyMap<string, Quantity>;
   /** The pod's ephemeral-storage limit; null when no container sets one. */
@@ -77,12 +77,12 @@ const limitsByPod = new WeakMap<Pod, PodStorageLimits>();
 function storageLimitsOf(podObject: Pod): PodStorageLimits {
   let limits = limitsByPod.get(podObject);
   if (limits === undefined) {
-    const emptyDirs: { name: string; size: Quantity }[] = [];
+    const emptyDirs: { name: string; size: Quantity; memoryMedium: boolean }[] = [];
     for (const volume of podObject.spec.volumes ?? []) {
       const emptyDir = volume.emptyDir;
       if (emptyDir === undefined || emptyDir === null) continue;
       const size = optionalQuantity(emptyDir.sizeLimit);
-      if (size !== undefined && size.nanos > 0n) emptyDirs.push({ name: volume.name, size });
+      if (size !== undefined && size.nanos > 0n) emptyDirs.push({ name: volume.name, size, memoryMedium: emptyDir.medium === 'Memory' });
     }
     const containers = new Map<string, Quantity>();
     for (const container of podObject.spec.containers ?? []) {
@@ -98,9 +98,11 @@ function storageLimitsOf(podObject: Pod): PodStorageLimits {
 
 /**
  * `emptyDirLimitEviction`: the first emptyDir in spec order with a positive sizeLimit whose volume
- * stat is strictly above it. Memory-medium emptyDirs count too when they have a stat.
+ * stat is strictly above it. Memory-medium emptyDirs count too when they have a stat, unless the
+ * InPlacePodVerticalScalingMemoryBackedVolumes gate is on (`memoryBackedVolumes`): the kernel then
+ * enforces their tmpfs size and the kubelet leaves them alone.
  */
-export function emptyDirLimitViolation(podStats: PodStats, pod: Pod): string | null {
+export function emptyDirLimitViolation(podStats: PodStats, pod: Pod, _dedicatedImageFs = false, memoryBackedVolumes = false): string | null {
   const { emptyDirs } = storageLimitsOf(pod);
   if (emptyDirs.length === 0) return null;
   const podVolumeUsedBytes = new Map<string, bigint>();
@@ -108,7 +110,8 @@ export function emptyDirLimitViolation(podStats: PodStats, pod: Pod): string | n
     // Upstream dereferences usedBytes unconditionally; a stat without it is skipped here.
     if (volume.usedBytes !== undefined && volume.usedBytes !== null) podVolumeUsedBytes.set(volume.name, bytes(volume.usedBytes));
   }
-  for (const { name, size } of emptyDirs) {
+  for (const { name, size, memoryMedium } of emptyDirs) {
+    if (memoryBackedVolumes && memoryMedium) continue;
     const usedBytes = podVolumeUsedBytes.get(name);
     if (usedBytes !== undefined && compareQuantity(quantityFromInteger(usedBytes), size) > 0) {
       return `Usage of EmptyDir volume ${goQuote(name)} exceeds the limit ${goQuote(formatQuantity(size))}. `;
@@ -154,7 +157,7 @@ export function containerEphemeralStorageLimitViolation(podStats: PodStats, pod:
 }
 
 // The checks in the kubelet's order.
-const CHECKS: readonly (readonly [LocalStorageLimit, (podStats: PodStats, pod: Pod, dedicatedImageFs: boolean) => string | null])[] = [
+const CHECKS: readonly (readonly [LocalStorageLimit, (podStats: PodStats, pod: Pod, dedicatedImageFs: boolean, memoryBackedVolumes: boolean) => string | null])[] = [
   ['emptydirfs.limit', emptyDirLimitViolation],
   ['ephemeralpodfs.limit', podEphemeralStorageLimitViolation],
   ['ephemeralcontainerfs.limit', containerEphemeralStorageLimitViolation],
@@ -166,7 +169,7 @@ const CHECKS: readonly (readonly [LocalStorageLimit, (podStats: PodStats, pod: P
  * has evicted. For a critical pod every check runs, as upstream, where the refused eviction makes
  * each check return false; each check reports its first violation.
  */
-export function localStorageViolations(pods: readonly Pod[], stats: StatsFunc, dedicatedImageFs: boolean): LocalStorageViolation[] {
+export function localStorageViolations(pods: readonly Pod[], stats: StatsFunc, dedicatedImageFs: boolean, memoryBackedVolumes = false): LocalStorageViolation[] {
   const violations: LocalStorageViolation[] = [];
   for (const pod of pods) {
     if (storageLimitsOf(pod).none) continue;
@@ -174,7 +177,7 @@ export function localStorageViolations(pods: readonly Pod[], stats: StatsFunc, d
     if (podStats === undefined) continue;
     let critical: boolean | undefined;
     for (const [limit, check] of CHECKS) {
-      const message = check(podStats, pod, dedicatedImageFs);
+      const message = check(podStats, pod, dedicatedImageFs, memoryBackedVolumes);
       if (message === null) continue;
       critical ??= isCriticalPod(pod);
       violations.push({ pod, limit, message, critical });

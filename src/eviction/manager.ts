@@ -6,6 +6,7 @@
 // observations (for the stale-stats check).
 
 import type { EvictionConfig } from '../api/eviction-config.js';
+import { DECISION_GATE_DEFAULTS, type DecisionFeatureGates } from '../api/feature-gates.js';
 import type { Pod } from '../api/pod.js';
 import type { NodeConditionType, ResourceName } from '../api/signals.js';
 import type { PodStats, Summary } from '../api/summary.js';
@@ -37,7 +38,7 @@ import {
   thresholdsUpdatedStats,
   type ThresholdsObservedAt,
 } from './thresholds.js';
-import { criticalPodNote, noActivePodsNote, noObservationNote, unableToEvictNote } from './notes.js';
+import { criticalPodNote, noActivePodsNote, noObservationNote, noRankingFunctionNote, unableToEvictNote } from './notes.js';
 import { hardMemoryPressure, type HardMemoryPressure } from './memory-shortcut.js';
 import type { DryRunDecision, Eviction, RankedPod, SignalObservations, SynchronizeInput, SynchronizeNote, SynchronizeResult } from './types.js';
 
@@ -76,6 +77,11 @@ export class EvictionManager {
   /** The dry-run thresholds in force (containerfs copies fitted once a pass has seen the layout). */
   get dryRunThresholds(): readonly Threshold[] {
     return this.dryRunEngine?.thresholds ?? [];
+  }
+
+  /** The kubelet feature gates that change a decision, as configured (the followed kubelet's defaults when unset). */
+  get featureGates(): DecisionFeatureGates {
+    return this.config.featureGates ?? DECISION_GATE_DEFAULTS;
   }
 
   /** The node conditions committed by the last pass (kubelet `IsUnderMemoryPressure` and friends read these). */
@@ -157,7 +163,7 @@ export class EvictionManager {
     // 5. Re-arming the memory notifiers is the caller's (it reads `thresholds`).
 
     // 6. Make observations and get a function to derive pod usage stats relative to those observations.
-    const { observations, statsFunc } = makeSignalObservations(input.summary, layout);
+    const { observations, statsFunc } = makeSignalObservations(input.summary, layout, this.featureGates.KubeletSeparateDiskGC);
     for (const signal of signalsWithoutObservation(this.effectiveThresholds, observations)) {
       notes.push(noObservationNote(signal));
     }
@@ -211,7 +217,7 @@ export class EvictionManager {
     // if any pod was evicted, thresholds are not acted on this pass.
     if (this.config.localStorageCapacityIsolation) {
       // Critical violators are left out of the evictions; the kubelet logs its refusal.
-      const violations = localStorageViolations(activePods, statsFunc, layout.dedicatedImageFs);
+      const violations = localStorageViolations(activePods, statsFunc, layout.dedicatedImageFs, this.featureGates.InPlacePodVerticalScalingMemoryBackedVolumes);
       const criticalViolators = violations.filter((v) => v.critical).map((v) => v.pod);
       for (const pod of new Set(criticalViolators)) notes.push(criticalPodNote(pod));
       const localStorageEvictions = localStorageEvictionsOf(violations);
@@ -242,8 +248,14 @@ export class EvictionManager {
       return { ...base, reclaim, ranking: [], evictions: [], fallbacks: [], notes };
     }
 
-    // 22. Rank the pods for eviction.
-    const ranking = rankedPods(reclaim.threshold.signal, layout.dedicatedImageFs, layout.splitContainerFs, activePods, statsFunc);
+    // 22. Rank the pods for eviction. With KubeletSeparateDiskGC off on a split filesystem the
+    // kubelet's first pass fails before building its rank functions, which it never builds after:
+    // no threshold ever evicts there (local-storage limits still do).
+    if (layout.splitContainerFs && !this.featureGates.KubeletSeparateDiskGC) {
+      notes.push(noRankingFunctionNote(reclaim.threshold.signal));
+      return { ...base, reclaim, ranking: [], evictions: [], fallbacks: [], notes };
+    }
+    const ranking = rankedPods(reclaim.threshold.signal, layout.dedicatedImageFs, layout.splitContainerFs, activePods, statsFunc, this.featureGates.PodLevelResources);
 
     // 23. Evict at most one pod: the first one in rank order that is not critical; the others are
     // the fallbacks when the first is refused.
@@ -285,7 +297,7 @@ export class EvictionManager {
     figures: readonly ThresholdMetInfo[],
     statsFunc: StatsFunc,
   ): Eviction {
-    const { message, annotations } = evictionMessage(reclaim.resource, pod, statsFunc, figures);
+    const { message, annotations } = evictionMessage(reclaim.resource, pod, statsFunc, figures, this.featureGates.PodLevelResources);
     return {
       pod,
       reason: { kind: 'threshold', signal: reclaim.threshold.signal, hard },
@@ -325,17 +337,6 @@ export class EvictionManager {
 
   // A reload keeps the dry-run engine (and so its grace periods) while dry-run thresholds remain;
   // a threshold moved to live starts over there, since watching it was never a grant to act.
-  private updateDryRunEngine(thresholds: readonly Threshold[]): void {
-    if (thresholds.length === 0) {
-      this.dryRunEngine = null;
-      return;
-    }
-    // Local-storage limits are the live engine's alone: the dry run is about thresholds.
-    const config: EvictionConfig = { ...this.config, thresholds, dryRunThresholds: [], localStorageCapacityIsolation: false };
-    if (this.dryRunEngine === null) this.dryRunEngine = new EvictionManager(config);
-    else this.dryRunEngine.updateConfig(config);
-  }
-
   /** The state a successor on this node carries on from (src/eviction/carried-state.ts). */
   carriedState(): CarriedEngineState {
     return {
@@ -367,6 +368,17 @@ export class EvictionManager {
     }
     this.nodeConditionsLastObservedAtState = conditions;
     this.nodeConditionsState = nodeConditionsObservedSince(conditions, this.config.pressureTransitionPeriodMs, nowMs);
+  }
+
+  private updateDryRunEngine(thresholds: readonly Threshold[]): void {
+    if (thresholds.length === 0) {
+      this.dryRunEngine = null;
+      return;
+    }
+    // Local-storage limits are the live engine's alone: the dry run is about thresholds.
+    const config: EvictionConfig = { ...this.config, thresholds, dryRunThresholds: [], localStorageCapacityIsolation: false };
+    if (this.dryRunEngine === null) this.dryRunEngine = new EvictionManager(config);
+    else this.dryRunEngine.updateConfig(config);
   }
 
   // Always from the configuration as given, so fitting again never sees its own containerfs copies.

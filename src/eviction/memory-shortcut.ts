@@ -54,13 +54,16 @@ interface PodFigures {
   readonly critical: boolean;
 }
 
+// One cache per PodLevelResources setting: the gate decides what a pod requests.
 const figuresByPod = new WeakMap<Pod, PodFigures>();
+const containerLevelFiguresByPod = new WeakMap<Pod, PodFigures>();
 
-function figuresOf(pod: Pod): PodFigures {
-  let figures = figuresByPod.get(pod);
+function figuresOf(pod: Pod, podLevelResources: boolean): PodFigures {
+  const cache = podLevelResources ? figuresByPod : containerLevelFiguresByPod;
+  let figures = cache.get(pod);
   if (figures === undefined) {
-    figures = { requestBytes: podRequest(pod, 'memory'), priority: podPriority(pod), critical: isCriticalPod(pod) };
-    figuresByPod.set(pod, figures);
+    figures = { requestBytes: podRequest(pod, 'memory', podLevelResources), priority: podPriority(pod), critical: isCriticalPod(pod) };
+    cache.set(pod, figures);
   }
   return figures;
 }
@@ -146,12 +149,16 @@ export class MemoryVictimSearch {
   private done = false;
   private reads = 0;
 
-  /** `bounds[i]` is what is known of `pods[i]`. */
-  constructor(pods: readonly Pod[], bounds: readonly PodMemoryBound[]) {
+  /** `bounds[i]` is what is known of `pods[i]`; `podLevelResources` is the kubelet's PodLevelResources gate. */
+  constructor(
+    pods: readonly Pod[],
+    bounds: readonly PodMemoryBound[],
+    private readonly podLevelResources = true,
+  ) {
     this.pods = pods;
     const bounded: RankKey[] = [];
     for (let index = 0; index < pods.length; index++) {
-      const figures = figuresOf(pods[index] as Pod);
+      const figures = figuresOf(pods[index] as Pod, podLevelResources);
       if (figures.critical) continue;
       const bound = bounds[index] ?? { kind: 'absent' };
       if (bound.kind === 'absent') this.noteAbsent(index, figures.priority);
@@ -182,7 +189,7 @@ export class MemoryVictimSearch {
     const asked = this.asked;
     if (asked === null) throw new Error('settle() without next()');
     this.asked = null;
-    const figures = figuresOf(this.pods[asked.index] as Pod);
+    const figures = figuresOf(this.pods[asked.index] as Pod, this.podLevelResources);
     if (bound.kind === 'absent') this.noteAbsent(asked.index, figures.priority);
     else this.noteExact(keyFor(asked.index, figures, bound.workingSetBytes));
   }

@@ -25,3 +25,16 @@ export function unableToEvictNote(): SynchronizeNote {
 export function containerFsIgnoredNote(signal: Signal, hard: boolean): SynchronizeNote {
   return { code: 'containerfs-threshold-ignored', signal, hard, message: `found ${signal} for ${hard ? 'hard' : 'soft'} eviction. ignoring` };
 }
+
+/**
+ * The kubelet with KubeletSeparateDiskGC off on a node whose container filesystem is split from
+ * the image filesystem: its first pass fails ("KubeletSeparateDiskGC is turned off but we still
+ * have a split filesystem") and every later one finds no rank function, so no threshold evicts.
+ */
+export function noRankingFunctionNote(signal: Signal): SynchronizeNote {
+  return {
+    code: 'no-ranking-function',
+    signal,
+    message: `no ranking function for signal ${signal}: KubeletSeparateDiskGC is turned off but we still have a split filesystem`,
+  };
+}

@@ -64,8 +64,11 @@ function inodesObservation(fs: FsStats | undefined): SignalObservation | undefin
  * stand-in here: nodefs when split, otherwise imagefs, otherwise nodefs (the kubelet reports
  * nodefs as imagefs when there is no dedicated image filesystem).
  */
-export function containerFsStats(summary: Summary, layout?: FilesystemLayout): FsStats | undefined {
+export function containerFsStats(summary: Summary, layout?: FilesystemLayout, separateDiskGC = true): FsStats | undefined {
   const runtime = summary.node.runtime;
+  // With KubeletSeparateDiskGC off the kubelet's stats providers report the image filesystem as
+  // the container filesystem, split or not.
+  if (!separateDiskGC) return runtime?.imageFs ?? summary.node.fs;
   if (runtime?.containerFs !== undefined) return runtime.containerFs;
   if (layout?.splitContainerFs === true) return summary.node.fs;
   return runtime?.imageFs ?? summary.node.fs;
@@ -79,6 +82,7 @@ export function containerFsStats(summary: Summary, layout?: FilesystemLayout): F
 export function makeSignalObservations(
   summary: Summary,
   layout?: FilesystemLayout,
+  separateDiskGC = true,
 ): { observations: Map<Signal, SignalObservation>; statsFunc: StatsFunc } {
   const observations = new Map<Signal, SignalObservation>();
   const set = (signal: Signal, observation: SignalObservation | undefined): void => {
@@ -94,7 +98,7 @@ export function makeSignalObservations(
   set('nodefs.inodesFree', inodesObservation(node.fs));
   set('imagefs.available', bytesObservation(node.runtime?.imageFs));
   set('imagefs.inodesFree', inodesObservation(node.runtime?.imageFs));
-  const containerFs = containerFsStats(summary, layout);
+  const containerFs = containerFsStats(summary, layout, separateDiskGC);
   set('containerfs.available', bytesObservation(containerFs));
   set('containerfs.inodesFree', inodesObservation(containerFs));
 

@@ -129,13 +129,15 @@ function zeroQuantity(resourceName: string): Quantity {
 
 /**
  * The pod's effective request for one resource, exact (kubelet `GetResourceRequestQuantity`).
- * With pod-level resources set (the `PodLevelResources` gate is taken as on, its default since
- * Kubernetes 1.34), container requests are ignored and only the pod-level cpu/memory requests
- * count, so such a pod requests no ephemeral-storage at all. Overhead is added only to a non-zero
+ * With pod-level resources set and the `PodLevelResources` gate on (its default since Kubernetes
+ * 1.34), container requests are ignored and only the pod-level cpu/memory requests count, so such
+ * a pod requests no ephemeral-storage at all; with the gate off, the containers' requests are summed
+ * and pod-level requests replace the sum for the resources they name. Overhead is added only to a non-zero
  * total. Resources nobody can request (`inodes`) come out as 0.
  */
-export function podRequestQuantity(pod: Pod, resourceName: string): Quantity {
-  return remembered(requestsByPod, pod, resourceName, computePodRequestQuantity);
+export function podRequestQuantity(pod: Pod, resourceName: string, podLevelResources = true): Quantity {
+  // The gate is part of the key: the same pod may be ranked under both settings (a reload).
+  return remembered(requestsByPod, pod, podLevelResources ? resourceName : `${resourceName}\u0000container-level`, (p) => computePodRequestQuantity(p, resourceName, podLevelResources));
 }
 
 const requestsByPod = new WeakMap<Pod, Map<string, Quantity>>();
@@ -153,8 +155,11 @@ function remembered<T>(cache: WeakMap<Pod, Map<string, T>>, pod: Pod, resourceNa
   return value;
 }
 
-function computePodRequestQuantity(pod: Pod, resourceName: string): Quantity {
-  const requests: QuantityList = isPodLevelResourcesSet(pod) ? new Map() : aggregateContainerResources(pod, (c) => c.resources?.requests);
+// With the gate off the kubelet still applies pod-level requests over the containers' sum
+// (`PodRequests` skips them only when asked to), but no longer ignores the containers' own.
+function computePodRequestQuantity(pod: Pod, resourceName: string, podLevelResources: boolean): Quantity {
+  const skipContainers = podLevelResources && isPodLevelResourcesSet(pod);
+  const requests: QuantityList = skipContainers ? new Map() : aggregateContainerResources(pod, (c) => c.resources?.requests);
   if (isPodLevelRequestsSet(pod)) applyPodLevelResources(requests, pod.spec.resources?.requests);
 
   let request = zeroQuantity(resourceName);
@@ -166,8 +171,8 @@ function computePodRequestQuantity(pod: Pod, resourceName: string): Quantity {
 }
 
 /** {@link podRequestQuantity} in whole units (bytes), rounded up as apimachinery's `Value()`. */
-export function podRequest(pod: Pod, resource: PodResourceName): bigint {
-  return quantityValue(podRequestQuantity(pod, resource));
+export function podRequest(pod: Pod, resource: PodResourceName, podLevelResources = true): bigint {
+  return quantityValue(podRequestQuantity(pod, resource, podLevelResources));
 }
 
 /**

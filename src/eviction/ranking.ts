@@ -161,13 +161,13 @@ function withStats<T>(stats: StatsFunc, figure: (podStats: PodStats, pod: Pod) =
 }
 
 /** Pods whose working set strictly exceeds their memory request first. */
-export function exceedMemoryRequests(stats: StatsFunc): CmpFunc {
-  return withStats(stats, (podStats, pod) => memoryUsage(podStats) > podRequest(pod, 'memory'), cmpBool);
+export function exceedMemoryRequests(stats: StatsFunc, podLevelResources = true): CmpFunc {
+  return withStats(stats, (podStats, pod) => memoryUsage(podStats) > podRequest(pod, 'memory', podLevelResources), cmpBool);
 }
 
 /** The largest working set above the memory request first. */
-export function memory(stats: StatsFunc): CmpFunc {
-  return withStats(stats, (podStats, pod) => memoryUsage(podStats) - podRequest(pod, 'memory'), (m1, m2) => compareBigInt(m2, m1));
+export function memory(stats: StatsFunc, podLevelResources = true): CmpFunc {
+  return withStats(stats, (podStats, pod) => memoryUsage(podStats) - podRequest(pod, 'memory', podLevelResources), (m1, m2) => compareBigInt(m2, m1));
 }
 
 /** The most processes first. */
@@ -177,15 +177,15 @@ export function process(stats: StatsFunc): CmpFunc {
 
 // The request a disk usage is compared with: ephemeral-storage bytes, or inodes, which no pod can
 // request, so every pod that uses an inode "exceeds".
-function diskRequest(pod: Pod, diskResource: DiskResource): bigint {
-  return quantityValue(podRequestQuantity(pod, diskResource));
+function diskRequest(pod: Pod, diskResource: DiskResource, podLevelResources: boolean): bigint {
+  return quantityValue(podRequestQuantity(pod, diskResource, podLevelResources));
 }
 
 /** Pods whose usage of the disk resource strictly exceeds their request for it first. */
-export function exceedDiskRequests(stats: StatsFunc, fsStatsToMeasure: readonly FsStatsType[], diskResource: DiskResource): CmpFunc {
+export function exceedDiskRequests(stats: StatsFunc, fsStatsToMeasure: readonly FsStatsType[], diskResource: DiskResource, podLevelResources = true): CmpFunc {
   return withStats(
     stats,
-    (podStats, pod) => podDiskUsage(podStats, pod, fsStatsToMeasure)[diskResource] > diskRequest(pod, diskResource),
+    (podStats, pod) => podDiskUsage(podStats, pod, fsStatsToMeasure)[diskResource] > diskRequest(pod, diskResource, podLevelResources),
     cmpBool,
   );
 }
@@ -194,18 +194,21 @@ export function exceedDiskRequests(stats: StatsFunc, fsStatsToMeasure: readonly 
  * The largest usage above the request first. As upstream, the ephemeral-storage byte request is
  * subtracted even when the usage is in inodes.
  */
-export function disk(stats: StatsFunc, fsStatsToMeasure: readonly FsStatsType[], diskResource: DiskResource): CmpFunc {
+export function disk(stats: StatsFunc, fsStatsToMeasure: readonly FsStatsType[], diskResource: DiskResource, podLevelResources = true): CmpFunc {
   return withStats(
     stats,
-    (podStats, pod) => podDiskUsage(podStats, pod, fsStatsToMeasure)[diskResource] - podRequest(pod, 'ephemeral-storage'),
+    (podStats, pod) => podDiskUsage(podStats, pod, fsStatsToMeasure)[diskResource] - podRequest(pod, 'ephemeral-storage', podLevelResources),
     (d1, d2) => compareBigInt(d2, d1),
   );
 }
 
 /** Memory pressure: pods over their request, then lowest priority, then most memory above request. */
-export function rankMemoryPressure(pods: Pod[], stats: StatsFunc): void {
-  orderedBy(exceedMemoryRequests(stats), priority, memory(stats)).sort(pods);
+export function rankMemoryPressure(pods: Pod[], stats: StatsFunc, podLevelResources = true): void {
+  orderedBy(exceedMemoryRequests(stats, podLevelResources), priority, memory(stats, podLevelResources)).sort(pods);
 }
+
+/** Memory pressure with the PodLevelResources gate off: pods request what their containers do (pod-level requests still replace the sum). */
+export const rankMemoryPressureWithoutPodLevelResources: RankFunc = (pods, stats) => rankMemoryPressure(pods, stats, false);
 
 /** PID pressure: lowest priority, then most processes. */
 export function rankPIDPressure(pods: Pod[], stats: StatsFunc): void {
@@ -213,9 +216,9 @@ export function rankPIDPressure(pods: Pod[], stats: StatsFunc): void {
 }
 
 /** Disk pressure on the given filesystems: pods over their request, then lowest priority, then most usage above request. */
-export function rankDiskPressureFunc(fsStatsToMeasure: readonly FsStatsType[], diskResource: DiskResource): RankFunc {
+export function rankDiskPressureFunc(fsStatsToMeasure: readonly FsStatsType[], diskResource: DiskResource, podLevelResources = true): RankFunc {
   return (pods, stats) => {
-    orderedBy(exceedDiskRequests(stats, fsStatsToMeasure, diskResource), priority, disk(stats, fsStatsToMeasure, diskResource)).sort(pods);
+    orderedBy(exceedDiskRequests(stats, fsStatsToMeasure, diskResource, podLevelResources), priority, disk(stats, fsStatsToMeasure, diskResource, podLevelResources)).sort(pods);
   };
 }
 
@@ -245,12 +248,15 @@ export function diskResourceForSignal(signal: Signal): DiskResource {
   return signal.endsWith('.inodesFree') ? 'inodes' : 'ephemeral-storage';
 }
 
-/** The rank function the kubelet uses for a signal on this filesystem layout. */
-export function rankFuncForSignal(signal: Signal, dedicatedImageFs: boolean, splitContainerFs: boolean): RankFunc {
-  if (isMemorySignal(signal)) return rankMemoryPressure;
+/**
+ * The rank function the kubelet uses for a signal on this filesystem layout; `podLevelResources`
+ * is the kubelet's PodLevelResources gate, which decides what a pod requests.
+ */
+export function rankFuncForSignal(signal: Signal, dedicatedImageFs: boolean, splitContainerFs: boolean, podLevelResources = true): RankFunc {
+  if (isMemorySignal(signal)) return podLevelResources ? rankMemoryPressure : rankMemoryPressureWithoutPodLevelResources;
   if (signal === 'pid.available') return rankPIDPressure;
   const fsStatsToMeasure = fsStatsForSignal(signal, dedicatedImageFs, splitContainerFs) ?? SINGLE_FS;
-  return rankDiskPressureFunc(fsStatsToMeasure, diskResourceForSignal(signal));
+  return rankDiskPressureFunc(fsStatsToMeasure, diskResourceForSignal(signal), podLevelResources);
 }
 
 /**
@@ -266,22 +272,23 @@ export function rankedPods(
   splitContainerFs: boolean,
   pods: readonly Pod[],
   stats: StatsFunc,
+  podLevelResources = true,
 ): RankedPod[] {
   const ordered = [...pods];
-  rankFuncForSignal(signal, dedicatedImageFs, splitContainerFs)(ordered, stats);
+  rankFuncForSignal(signal, dedicatedImageFs, splitContainerFs, podLevelResources)(ordered, stats);
   const fsStatsToMeasure = fsStatsForSignal(signal, dedicatedImageFs, splitContainerFs);
   return ordered.map((pod) => {
     const podStats = stats(pod);
     let usage: bigint | null = null;
     let request = 0n;
     if (isMemorySignal(signal)) {
-      request = podRequest(pod, 'memory');
+      request = podRequest(pod, 'memory', podLevelResources);
       if (podStats !== undefined) usage = memoryUsage(podStats);
     } else if (signal === 'pid.available') {
       if (podStats !== undefined) usage = processUsage(podStats);
     } else {
       const diskResource = diskResourceForSignal(signal);
-      request = diskRequest(pod, diskResource);
+      request = diskRequest(pod, diskResource, podLevelResources);
       if (podStats !== undefined) usage = podDiskUsage(podStats, pod, fsStatsToMeasure ?? SINGLE_FS)[diskResource];
     }
     const exceedsRequest = usage !== null && signal !== 'pid.available' && usage > request;

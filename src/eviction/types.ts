@@ -139,6 +139,8 @@ export type SynchronizeNote =
   /** Every ranked pod is critical. */
   | { readonly code: 'unable-to-evict'; readonly message: string }
   /** A user-given containerfs threshold, replaced by one fitted to the filesystem layout. */
-  | { readonly code: 'containerfs-threshold-ignored'; readonly signal: Signal; readonly hard: boolean; readonly message: string };
+  | { readonly code: 'containerfs-threshold-ignored'; readonly signal: Signal; readonly hard: boolean; readonly message: string }
+  /** KubeletSeparateDiskGC off on a split filesystem: the kubelet has no rank function, so no threshold evicts. */
+  | { readonly code: 'no-ranking-function'; readonly signal: Signal; readonly message: string };
 
 export type { EvictionConfig };

@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DECISION_GATE_DEFAULTS } from '../../../src/api/feature-gates.js';
 import { parseQuantity } from '../../../src/api/quantity.js';
 import { percentageRatio, type ThresholdValue } from '../../../src/api/threshold.js';
 import { defaultAgentSettings } from '../../../src/config/defaults.js';
@@ -65,6 +66,7 @@ describe('an empty document gives the kubelet\'s defaults', () => {
         localStorageCapacityIsolation: true,
         kernelMemcgNotification: false,
         housekeepingIntervalMs: 10_000,
+        featureGates: DECISION_GATE_DEFAULTS,
       });
       expect(cfg.thresholdSources.map((s) => s.origin)).toEqual(['default', 'default', 'default', 'default', 'default', 'allocatable-copy']);
       expect(cfg.agent).toEqual(defaultAgentSettings());
@@ -441,6 +443,7 @@ describe('a KubeletConfiguration file', () => {
       localStorageCapacityIsolation: true,
       kernelMemcgNotification: false,
       housekeepingIntervalMs: 10_000,
+      featureGates: DECISION_GATE_DEFAULTS,
     });
     // The kubelet's own settings (its cgroupDriver included) do not configure the agent.
     expect(cfg.agent).toEqual(defaultAgentSettings());

@@ -23,3 +23,12 @@ test.each([
   expect(restartOnlyChanges(running, inForce(running, next))).toEqual([]);
   expect(inForce(running, next).eviction).toEqual(next.eviction);
 });
+
+test('HugepageAwareEviction needs a restart (the observer built at start subtracts hugepages); the other gates apply at once', () => {
+  const running = parse('');
+  const next = parse('featureGates:\n  HugepageAwareEviction: false\n  KubeletSeparateDiskGC: false\n');
+  expect(restartOnlyChanges(running, next)).toEqual(['featureGates.HugepageAwareEviction']);
+  const applied = inForce(running, next);
+  expect(applied.eviction.featureGates).toMatchObject({ HugepageAwareEviction: true, KubeletSeparateDiskGC: false });
+  expect(restartOnlyChanges(running, applied)).toEqual([]);
+});
