@@ -1,61 +1,190 @@
 // The agent deployed as shipped (root, cgroup v1, real kube-apiserver, controller manager,
 // scheduler, kubelet, containerd, CNI bridge and kube-proxy: harness/cluster.ts): its image, built
-// here without a container engine (scripts/build-image.sh), imported into the node's containerd,
-// and run by `helm install` of deploy/chart as the DaemonSet's pod, not privileged, with the chart's
-// securityContext, probes, mounts and resources unchanged.
+// here without a container engine (scripts/build-image.sh) and imported into the node's containerd,
+// run by the README's own `helm install` of deploy/chart as the DaemonSet's pod, which the
+// DaemonSet controller creates and the scheduler binds. The pod runs with the chart's
+// securityContext, probes, mounts and resources unchanged (not privileged, two capabilities,
+// RuntimeDefault seccomp) and reaches the API server through the `kubernetes` Service with its
+// in-cluster configuration. The tests share the one cluster and run in order: install, the node's
+// paths and thresholds set by `helm upgrade`, evictions, the node restriction from inside the pod,
+// the metrics and alert rules, a refused upgrade, uninstall and cleanup, then `kubectl apply -f
+// deploy/`.
 
-import { findClusterBinaries, findRealNodeBinaries } from './harness/binaries.js';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { readmeInstallCommands, runCommands } from '../deploy/readme-commands.js';
+import { agentImage } from './harness/agent-image.js';
+import { findClusterBinaries, findKubectl, findRealNodeBinaries, REPO_ROOT } from './harness/binaries.js';
 import { Cluster } from './harness/cluster.js';
-import { createNamespace, createPod, type PodLike } from './harness/objects.js';
+import { K8S_NAMESPACE } from './harness/containerd.js';
+import { DeployedAgent } from './harness/deployed-agent.js';
+import { kubeconfigYaml } from './harness/kubeconfig.js';
+import { createNamespace, createPod, listEvents, nodeCondition, type EventLike, type PodLike } from './harness/objects.js';
 import { nodeImages, WORKLOAD_IMAGE } from './harness/real-node.js';
-import { e2eSuite } from './harness/suite.js';
+import { realPod } from './harness/real-node-scenario.js';
+import { Recorder } from './harness/recorder.js';
+import { e2eSuite, type TestContext } from './harness/suite.js';
 import { waitFor } from './harness/wait.js';
+import type { KubeObject } from './harness/list-watch.js';
 
-const MiB = 1024n * 1024n;
+const MiB = 1024 * 1024;
 const NODE = 'deployed-node';
+const OTHER_NODE = 'deployed-other-node';
+const RELEASE = 'kube-eviction-agent';
+const RELEASE_NAMESPACE = 'kube-eviction-agent';
+const AGENT_SELECTOR = `app.kubernetes.io/name=kube-eviction-agent,app.kubernetes.io/instance=${RELEASE}`;
+const KUBEPODS_LIMIT_BYTES = 1536n * BigInt(MiB);
+const MEMORY_CONDITION = 'kube-eviction-agent.io/MemoryPressure';
+// The kubelet's own thresholds sit below the agent's: if both see pressure, the agent acts first.
 const KUBELET_EVICTION_HARD = { 'memory.available': '100Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '5%', 'imagefs.available': '2%', 'imagefs.inodesFree': '2%' };
+const AGENT_EVICTION_HARD = { 'memory.available': '400Mi', 'nodefs.available': '40%', 'nodefs.inodesFree': '5%', 'imagefs.available': '2%', 'imagefs.inodesFree': '2%' };
+// The image the README's command names (image.repository, the chart's appVersion as the tag): the
+// image built here is tagged so in the node's containerd, so the command runs as written.
+const README_IMAGE = 'registry.example.com/kube-eviction-agent:0.1.0';
 
 const binaries = findRealNodeBinaries();
 const clusterBinaries = findClusterBinaries();
 const images = nodeImages();
+const helmBin = process.env.KEA_HELM_BIN;
+const kubectlBin = findKubectl();
+const image = await agentImage();
 const suite = e2eSuite<Cluster>({
   nodeNames: [NODE],
   needsCgroupV1: true,
+  emptyCluster: true,
   serviceAccountAdmission: true,
-  skipReasons: [...(binaries.ok ? [] : [binaries.reason]), ...(clusterBinaries.ok ? [] : [clusterBinaries.reason]), ...(images.ok ? [] : [images.reason])],
+  skipReasons: [
+    ...(binaries.ok ? [] : [binaries.reason]),
+    ...(clusterBinaries.ok ? [] : [clusterBinaries.reason]),
+    ...(images.ok ? [] : [images.reason]),
+    ...(image.ok ? [] : [image.reason]),
+    ...(helmBin === undefined || helmBin === '' ? ['KEA_HELM_BIN is not set: run eval "$(bash scripts/build-tools.sh)"'] : []),
+    ...(kubectlBin === null ? ['kubectl is not built: run eval "$(bash scripts/e2e-env.sh)"'] : []),
+  ],
   fixture: {
-    start: ({ plane }) => {
-      if (!binaries.ok || !clusterBinaries.ok || !images.ok) throw new Error('unreachable: the suite skips without binaries or images');
-      return Cluster.start({
+    start: async ({ plane }) => {
+      if (!binaries.ok || !clusterBinaries.ok || !images.ok || !image.ok) throw new Error('unreachable: the suite skips without binaries or images');
+      const cluster = await Cluster.start({
         plane,
         binaries: binaries.binaries,
         clusterBinaries: clusterBinaries.binaries,
         nodeName: NODE,
         imagesTar: images.binaries,
-        kubepodsLimitBytes: 1536n * MiB,
-        rootDirSizeBytes: 256n * MiB,
+        extraImages: [image.binaries.archive],
+        kubepodsLimitBytes: KUBEPODS_LIMIT_BYTES,
+        rootDirSizeBytes: 256n * BigInt(MiB),
         evictionHard: KUBELET_EVICTION_HARD,
         podPidsLimit: 1024,
       });
+      await cluster.realNode.containerd?.ctr(['-n', K8S_NAMESPACE, 'images', 'tag', '--force', image.binaries.ref, README_IMAGE]);
+      return cluster;
     },
     stop: (cluster) => cluster.stop(),
     diagnostics: (cluster) => `cluster:\n${cluster.diagnostics()}`,
   },
 });
 
-suite.test('a pod on the pod network gets an address from the CNI bridge and the scheduler binds a pod without a node name', async ({ admin }) => {
-  await createNamespace(admin, 'network');
-  await waitFor(async () => (await admin.request('GET', '/api/v1/namespaces/network/serviceaccounts/default')).status === 200, { what: 'the default ServiceAccount of network', timeoutMs: 30_000 });
-  await createPod(admin, 'network', {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: 'scheduled' },
-    spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: WORKLOAD_IMAGE, imagePullPolicy: 'Never', args: ['hold', '8'] }] },
-  });
-  const pod = await waitFor(async () => {
-    const got = await admin.request<PodLike & { spec?: { nodeName?: string }; status?: { podIP?: string } }>('GET', '/api/v1/namespaces/network/pods/scheduled');
-    return got.body.status?.phase === 'Running' ? got.body : undefined;
-  }, { what: 'the pod Running', timeoutMs: 90_000, intervalMs: 500 });
-  expect(pod.spec?.nodeName).toBe(NODE);
-  expect(pod.status?.podIP).toMatch(/^10\.244\.0\.\d+$/);
-}, 180_000);
+type Context = TestContext<Cluster>;
+
+// helm and kubectl as an operator runs them: a kubeconfig with the administrator's credentials, a
+// helm home of the test's own.
+const operatorDir = mkdtempSync(join(tmpdir(), 'kea-e2e-operator-'));
+afterAll(() => rmSync(operatorDir, { recursive: true, force: true }));
+
+function operator(context: Context): { kubeconfig: string; run(program: 'helm' | 'kubectl', args: readonly string[]): { status: number | null; stdout: string; stderr: string } } {
+  const kubeconfig = join(operatorDir, 'kubeconfig');
+  writeFileSync(kubeconfig, kubeconfigYaml({ server: context.plane.url, caPem: context.plane.caPem, token: context.plane.credentials.adminToken, user: 'admin' }), { mode: 0o600 });
+  return {
+    kubeconfig,
+    run(program, args) {
+      const bin = program === 'helm' ? helmBin : kubectlBin;
+      const env = { PATH: process.env.PATH, KUBECONFIG: kubeconfig, HOME: operatorDir, HELM_CACHE_HOME: join(operatorDir, 'cache'), HELM_CONFIG_HOME: join(operatorDir, 'config'), HELM_DATA_HOME: join(operatorDir, 'data') };
+      const done = spawnSync(bin as string, args, { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 180_000 });
+      return { status: done.status, stdout: done.stdout, stderr: done.stderr };
+    },
+  };
+}
+
+function mustRun(context: Context, program: 'helm' | 'kubectl', args: readonly string[]): string {
+  const done = operator(context).run(program, args);
+  if (done.status !== 0) throw new Error(`${program} ${args.join(' ')} exited ${done.status}:\n${done.stderr}\n${done.stdout}`);
+  return done.stdout;
+}
+
+// What an operator sets for this node: where its kubelet and runtime keep their files (not the
+// defaults), the thresholds, and fast passes so the test does not wait on the defaults' minutes.
+function nodeValues(cluster: Cluster, extraConfig: Readonly<Record<string, unknown>> = {}): string {
+  const node = cluster.realNode;
+  const file = join(operatorDir, `values-${Date.now()}.yaml`);
+  writeFileSync(
+    file,
+    stringify({
+      config: {
+        evictionHard: AGENT_EVICTION_HARD,
+        evictionSoft: null,
+        evictionSoftGracePeriod: null,
+        evictionPressureTransitionPeriod: '5s',
+        housekeepingInterval: '1s',
+        observe: { cgroupDriver: 'cgroupfs', podCgroupRoot: node.podCgroupRoot, kubeletRootDir: node.rootDir, imageFsPath: node.imageFsDir, podLogsDir: node.podLogsDir, diskUsageInterval: '1s' },
+        notifier: { mode: 'memcg-v1' },
+        logLevel: 'debug',
+        ...extraConfig,
+      },
+    }),
+  );
+  return file;
+}
+
+async function agentPod(context: Context, timeoutMs = 120_000): Promise<DeployedAgent> {
+  return DeployedAgent.waitReady(context.admin, context.fixture.realNode, RELEASE_NAMESPACE, AGENT_SELECTOR, timeoutMs);
+}
+
+// The DaemonSet's pod after a rollout: Ready, and not the one given.
+async function nextAgentPod(context: Context, previous: DeployedAgent): Promise<DeployedAgent> {
+  return waitFor(async () => {
+    const agent = await agentPod(context);
+    return agent.pod.metadata.uid === previous.pod.metadata.uid ? undefined : agent;
+  }, { what: 'the rolled-out agent pod Ready', timeoutMs: 120_000, intervalMs: 500 });
+}
+
+const state: { agent: DeployedAgent | null } = { agent: null };
+function currentAgent(): DeployedAgent {
+  if (state.agent === null) throw new Error('the agent is not installed (an earlier test failed)');
+  return state.agent;
+}
+
+function capabilityNames(hex: string): string[] {
+  const names = ['CHOWN', 'DAC_OVERRIDE', 'DAC_READ_SEARCH', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID', 'SETPCAP', 'LINUX_IMMUTABLE', 'NET_BIND_SERVICE', 'NET_BROADCAST', 'NET_ADMIN', 'NET_RAW', 'IPC_LOCK', 'IPC_OWNER', 'SYS_MODULE', 'SYS_RAWIO', 'SYS_CHROOT', 'SYS_PTRACE', 'SYS_PACCT', 'SYS_ADMIN', 'SYS_BOOT', 'SYS_NICE', 'SYS_RESOURCE'];
+  const bits = BigInt(`0x${hex}`);
+  const held: string[] = [];
+  for (let bit = 0n; bit < 64n; bit++) if ((bits >> bit) & 1n) held.push(names[Number(bit)] ?? `cap${bit}`);
+  return held;
+}
+
+suite.test("the README's install commands, run verbatim, end with the agent's pod Ready on the real node, not privileged, with only the chart's two capabilities", async (context) => {
+  const commands = readmeInstallCommands();
+  expect(commands.map((c) => c.argv[0])).toContain('helm');
+  const startMs = Date.now();
+  const runs = runCommands(commands, { kubeconfig: operator(context).kubeconfig, binaries: { helm: helmBin as string, kubectl: kubectlBin as string }, helmHome: operatorDir });
+  expect(runs.map((r) => [r.command, r.status, r.status === 0 ? '' : r.stderr])).toEqual(commands.map((c) => [c.text, 0, '']));
+  const agent = await agentPod(context, 180_000);
+  state.agent = agent;
+  const readyMs = Date.now() - startMs;
+  expect(agent.pod.spec.nodeName).toBe(NODE);
+  // The chart's securityContext, as the API server stored it.
+  const container = agent.pod.spec.containers.find((c) => c.name === 'agent');
+  expect(container?.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, seccompProfile: { type: 'RuntimeDefault' }, capabilities: { drop: ['ALL'], add: ['KILL', 'DAC_READ_SEARCH'] } });
+  expect(container?.securityContext?.privileged).not.toBe(true);
+  // And as the kernel enforces it on the agent's own process.
+  const status = readFileSync(`/proc/${await agent.hostPid()}/status`, 'utf8');
+  const field = (name: string): string => new RegExp(`^${name}:\\s*(\\S+)`, 'm').exec(status)?.[1] ?? '';
+  expect(readFileSync(`/proc/${await agent.hostPid()}/cmdline`, 'utf8').split('\0')).toEqual(expect.arrayContaining(['/app/dist/src/main.js', 'run']));
+  expect(capabilityNames(field('CapEff'))).toEqual(['DAC_READ_SEARCH', 'KILL']);
+  expect(field('NoNewPrivs')).toBe('1');
+  // 2: a seccomp filter (the runtime's default profile).
+  expect(field('Seccomp')).toBe('2');
+  console.log(`README install to the agent's pod Ready: ${readyMs} ms (pod created to Ready, as the API server recorded it: ${agent.startToReadyMs()} ms)`);
+}, 300_000);

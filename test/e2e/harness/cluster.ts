@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { ClusterBinaries } from './binaries.js';
+import { K8S_NAMESPACE } from './containerd.js';
 import { cleanEnv } from './control-plane.js';
 import { KUBERNETES_SERVICE_IP } from './credentials.js';
 import { onProcessExit, shellQuote, startWatchdog, type Watchdog } from './exit-cleanup.js';
@@ -25,6 +26,8 @@ import { waitFor } from './wait.js';
 
 export interface ClusterOptions extends Omit<RealNodeOptions, 'podNetwork'> {
   readonly clusterBinaries: ClusterBinaries;
+  /** OCI or docker archives imported into the node's containerd besides the node images (the agent's image). */
+  readonly extraImages?: readonly string[];
 }
 
 // What a pod's in-cluster configuration connects to, from inside the node's network namespace:
@@ -109,6 +112,7 @@ export class Cluster {
     const node = this.node;
     const containerd = node.containerd;
     if (containerd === null) throw new Error('the node has no containerd');
+    for (const archive of o.extraImages ?? []) await containerd.ctr(['-n', K8S_NAMESPACE, 'images', 'import', archive]);
 
     // The `kubernetes` Service's endpoint, as the API server's endpoint reconciler would publish it
     // (the test control plane runs none: its address is loopback): the node's address, where the

@@ -50,6 +50,14 @@ export interface ContainerdOptions {
    * own with a CNI bridge (pod-network.ts). Without one, the loopback-only list (host-network pods).
    */
   readonly podNetwork?: PodNetwork | undefined;
+  /**
+   * The node's directories where a node has them, inside the namespace: a tmpfs over /var/lib
+   * (nothing of the machine's there is needed; the CNI plugins keep their leases in it), the
+   * kubelet's root directory bound at /var/lib/kubelet, containerd's root at /var/lib/containerd
+   * and the pod logs at /var/log/pods, and every mount shared, as systemd makes them, so that a
+   * container's HostToContainer mount (the agent's) sees the volumes the kubelet mounts later.
+   */
+  readonly standardLayout?: { readonly kubeletRootDir: string; readonly podLogsDir: string } | undefined;
 }
 
 function toml(value: string): string {
@@ -96,6 +104,19 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.nri.v1.nri"]
 `;
 }
 
+function standardLayoutScript(containerdRoot: string, layout: { readonly kubeletRootDir: string; readonly podLogsDir: string }): string[] {
+  return [
+    // The namespace's copies are private to it (unshare --propagation private): sharing them makes
+    // peer groups of the namespace's own, never joined to the machine's.
+    'mount --make-rshared /',
+    'mount -t tmpfs -o size=16m,mode=0755 kea-e2e-var-lib /var/lib',
+    'mkdir -p /var/lib/kubelet /var/lib/containerd /var/lib/cni /var/log/pods',
+    `mount --bind ${shellQuote(layout.kubeletRootDir)} /var/lib/kubelet`,
+    `mount --bind ${shellQuote(containerdRoot)} /var/lib/containerd`,
+    `mount --bind ${shellQuote(layout.podLogsDir)} /var/log/pods`,
+  ];
+}
+
 export class Containerd {
   private constructor(
     readonly process: ManagedProcess,
@@ -104,7 +125,8 @@ export class Containerd {
     readonly rootDir: string,
     /** The mount namespace (`mnt:[<inode>]`) it and the kubelet run in. */
     readonly mountNamespace: string,
-    private readonly ctrBin: string,
+    /** The ctr client (for commands the harness runs itself, e.g. `tasks exec`). */
+    readonly ctrBinary: string,
     /** Whether it runs in a network namespace of its own (a pod network). */
     readonly ownNetwork: boolean,
   ) {}
@@ -137,6 +159,7 @@ export class Containerd {
       'mount -t tmpfs -o size=64m,mode=0755 kea-e2e-run /run',
       'mount -t tmpfs -o size=16m,mode=0755 kea-e2e-log /var/log',
       ...binds,
+      ...(o.standardLayout === undefined ? [] : standardLayoutScript(root, o.standardLayout)),
       ...(o.podNetwork === undefined ? [] : podNetworkSetupScript()),
       `exec ${shellQuote(o.binaries.containerd)} --config ${shellQuote(join(o.dir, 'config.toml'))}`,
     ].join('\n');
@@ -161,7 +184,7 @@ export class Containerd {
 
   /** Runs ctr against this containerd; resolves with its stdout. */
   async ctr(args: readonly string[]): Promise<string> {
-    return (await execFileAsync(this.ctrBin, ['--address', this.socket, ...args], { timeout: 60_000 })).stdout;
+    return (await execFileAsync(this.ctrBinary, ['--address', this.socket, ...args], { timeout: 60_000 })).stdout;
   }
 
   /** The processes in its mount namespace (containerd, the kubelet, the runc shims), by scanning /proc. */

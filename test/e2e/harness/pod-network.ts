@@ -22,10 +22,6 @@ export interface PodNetwork {
 /** Shell lines, run as root in the new network namespace before containerd starts, that set it up. */
 export function podNetworkSetupScript(): string[] {
   return [
-    // The CNI plugins keep their address leases and results under /var/lib/cni: a tmpfs of the
-    // namespace's own.
-    'mkdir -p /var/lib/cni',
-    'mount -t tmpfs -o size=16m,mode=0755 kea-e2e-cni /var/lib/cni',
     'ip link set lo up',
     // A veth pair with both ends in the namespace (this kernel has no dummy interfaces): a link
     // that is up, for the node's address and the default route.

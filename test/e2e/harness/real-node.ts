@@ -62,8 +62,9 @@ export interface RealNodeOptions {
   readonly podPidsLimit: number;
   /**
    * A pod network (pod-network.ts): the node in a network namespace of its own with a CNI bridge,
-   * the node address NODE_IP, and the API server forwarded into it. Without one, the machine's
-   * network and host-network pods only.
+   * the node address NODE_IP, and the API server forwarded into it, its directories also where a
+   * node has them (containerd.ts, standardLayout). Without one, the machine's network and
+   * host-network pods only.
    */
   readonly podNetwork?: PodNetwork;
 }
@@ -167,7 +168,7 @@ export class RealNode {
   private async startAll(): Promise<void> {
     const o = this.options;
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${o.rootDirSizeBytes},mode=0755`, 'kea-e2e-kubelet-root', this.rootDir]);
-    this.containerd = await Containerd.start({ binaries: o.binaries, dir: join(this.dir, 'containerd'), pauseImage: PAUSE_IMAGE, imagesTar: o.imagesTar, env: cleanEnv(), podNetwork: o.podNetwork });
+    this.containerd = await Containerd.start({ binaries: o.binaries, dir: join(this.dir, 'containerd'), pauseImage: PAUSE_IMAGE, imagesTar: o.imagesTar, env: cleanEnv(), podNetwork: o.podNetwork, standardLayout: o.podNetwork === undefined ? undefined : { kubeletRootDir: this.rootDir, podLogsDir: this.podLogsDir } });
     this.guard();
     if (o.podNetwork !== undefined) {
       // The kubelet in the namespace reaches the API server at the URL it has outside.

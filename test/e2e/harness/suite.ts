@@ -20,6 +20,11 @@ export interface SuiteOptions<F = undefined> {
   readonly needsCgroupV1?: boolean;
   /** More reasons the file's tests cannot run here (e.g. a real node's binaries are missing). */
   readonly skipReasons?: readonly string[];
+  /**
+   * Installs nothing of the agent's: the cluster is as an operator finds it, and the tests install
+   * the agent themselves (helm, kubectl apply). The context's identity then throws when read.
+   */
+  readonly emptyCluster?: boolean;
   /** The ServiceAccount admission plugin on (control-plane.ts): a cluster with a controller manager. */
   readonly serviceAccountAdmission?: boolean;
   /** Something started once after the control plane and stopped before it (a real node). */
@@ -46,6 +51,30 @@ interface Suite<F> {
 }
 
 const SETUP_TIMEOUT_MS = 180_000;
+
+// The identity of a suite that installs none: any use of it is a mistake in the test.
+function noIdentity(): AgentIdentity {
+  const refuse = (): never => {
+    throw new Error('this suite installs no agent identity (emptyCluster): the test installs the agent itself');
+  };
+  return {
+    get namespace() {
+      return refuse();
+    },
+    get serviceAccount() {
+      return refuse();
+    },
+    get clusterRole() {
+      return refuse();
+    },
+    get username() {
+      return refuse();
+    },
+    get token() {
+      return refuse();
+    },
+  };
+}
 
 export interface SuiteHandle<F = undefined> {
   /** Why the tests of this file are skipped, or null. */
@@ -77,7 +106,7 @@ export function e2eSuite<F = undefined>(options: SuiteOptions<F>): SuiteHandle<F
     try {
       plane = await ControlPlane.start({ binaries: binaries.binaries, nodeNames: options.nodeNames, serviceAccountAdmission: options.serviceAccountAdmission });
       const admin = plane.admin();
-      const identity = await installAgentIdentity(admin);
+      const identity = options.emptyCluster === true ? noIdentity() : await installAgentIdentity(admin);
       const fixture = options.fixture === undefined ? (undefined as F) : await options.fixture.start({ plane, admin, identity });
       suite = { plane, admin, identity, fixture };
     } catch (err) {
