@@ -327,6 +327,7 @@ const CHART_VALUES_SCHEMA: Readonly<Record<string, JsonSchema>> = {
   podLabels: { type: 'object', additionalProperties: { type: 'string' } },
   podAnnotations: { type: 'object', additionalProperties: { type: 'string' } },
   maxUnavailable: { type: ['integer', 'string'] },
+  maxSurge: { type: ['integer', 'string'] },
   terminationGracePeriodSeconds: { type: 'integer', minimum: 1 },
   oomScoreAdj: { type: ['integer', 'null'], minimum: -1000, maximum: 1000 },
   privileged: { type: 'boolean' },

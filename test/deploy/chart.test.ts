@@ -105,10 +105,15 @@ describe('helm lint and helm template (real helm)', () => {
     const container = pod.containers[0];
     const hostPathOf = new Map<string, string>((pod.volumes as KubeObject[]).filter((v) => v.hostPath !== undefined).map((v) => [v.name, v.hostPath.path]));
     const mounted = new Map<string, KubeObject>((container.volumeMounts as KubeObject[]).filter((m) => hostPathOf.has(m.name)).map((m) => [hostPathOf.get(m.name) as string, m]));
-    const { observe } = loaded.agent;
+    const { observe, nodeLock } = loaded.agent;
     const read = [observe.cgroupRoot, observe.procRoot, observe.kubeletRootDir, observe.imageFsPath, observe.containerFsPath, observe.podLogsDir, ...(observe.source === 'kubelet' && observe.kubeletCaFile !== null ? [observe.kubeletCaFile] : [])];
-    expect([...mounted.keys()].sort()).toEqual([...new Set(read)].sort());
+    expect([...mounted.keys()].sort()).toEqual([...new Set([...read, nodeLock.directory])].sort());
     for (const [hostPath, mount] of mounted) {
+      // The node lock's directory is where the agent locks, at its own path; the others are read under hostRoot.
+      if (hostPath === nodeLock.directory) {
+        expect([mount.mountPath, mount.readOnly ?? false]).toEqual([nodeLock.directory, false]);
+        continue;
+      }
       expect(mount.mountPath).toBe(`${observe.hostRoot === '/' ? '' : observe.hostRoot}${hostPath}`);
       expect(mount.readOnly ?? false).toBe(hostPath !== observe.cgroupRoot);
     }
@@ -340,12 +345,23 @@ describe('install defaults: node restriction, node selector, image digest, host 
   helmTest('host directories: cgroups and /proc required (type Directory), the others tolerated when absent (type "")', () => {
     for (const set of [[], ['--values', join(VALUE_SETS_DIR, 'crio-dry-run-values.yaml')]]) {
       const volumes = (daemonSetOf(renderChart(set)).spec.template.spec.volumes as KubeObject[]).filter((v) => v.hostPath !== undefined);
-      const expected: Record<string, string> = { 'host-cgroup': 'Directory', 'host-proc': 'Directory', 'host-kubelet': '', 'host-image-fs': '', 'host-pod-logs': '' };
+      // The node lock's directory is made on first use (it lives in the host's /run, a tmpfs).
+      const expected: Record<string, string> = { 'host-node-lock': 'DirectoryOrCreate', 'host-cgroup': 'Directory', 'host-proc': 'Directory', 'host-kubelet': '', 'host-image-fs': '', 'host-pod-logs': '' };
       if (set.length > 0) expected['host-container-fs'] = '';
       // The directories observe.* names (the node lock's directory has a test of its own).
       const types = Object.fromEntries(volumes.filter((v) => Object.hasOwn(expected, v.name) || v.name === 'host-container-fs').map((v) => [v.name, v.hostPath.type]));
       expect(types).toEqual(expected);
     }
+  });
+
+  helmTest('rollouts: with surge by default (the new pod stands by, then takes over); maxSurge 0 replaces the old pod first; no lock directory, no mount', () => {
+    const strategy = (set: string[]): unknown => daemonSetOf(renderChart(set.flatMap((v) => ['--set', v]))).spec.updateStrategy;
+    expect(strategy([])).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } });
+    expect(strategy(['maxSurge=0', 'maxUnavailable=10%'])).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%', maxSurge: 0 } });
+    const unlocked = daemonSetOf(renderChart(['--set', 'config.nodeLock.directory=']));
+    expect((unlocked.spec.template.spec.volumes as KubeObject[]).map((v) => v.name)).not.toContain('host-node-lock');
+    const moved = daemonSetOf(renderChart(['--set', 'config.nodeLock.directory=/var/run/kea']));
+    expect((moved.spec.template.spec.volumes as KubeObject[]).find((v) => v.name === 'host-node-lock')?.hostPath).toEqual({ path: '/var/run/kea', type: 'DirectoryOrCreate' });
   });
 
   const checksumOf = (set: string[]): string => daemonSetOf(renderChart(set.flatMap((v) => ['--set', v]))).spec.template.metadata.annotations['checksum/restart-only-config'];

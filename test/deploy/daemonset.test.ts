@@ -203,7 +203,17 @@ describe('the DaemonSet', () => {
     { name: 'runs the image of this version', check: () => expect(container.image).toMatch(new RegExp(`:${packageVersion().replaceAll('.', '\\.')}$`)) },
     { name: 'stops promptly', check: () => expect(podSpec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(1) },
     { name: 'gives up waiting within ten seconds', check: () => expect(podSpec.terminationGracePeriodSeconds).toBeLessThanOrEqual(10) },
-    { name: 'rolls out node by node, never two agents on a node', check: () => expect(daemonSet.spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: expect.anything(), maxSurge: 0 } }) },
+    // The new pod starts as a standby beside the old one (the node lock lets one act) and takes over when it exits.
+    { name: 'rolls out with surge: the new pod first, no node without an agent', check: () => expect(daemonSet.spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } }) },
+    {
+      name: 'names itself for the node lock: its pod, namespace, release and image',
+      check: () => {
+        expect(env('POD_NAME')).toEqual({ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
+        expect(env('POD_NAMESPACE')).toEqual({ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } });
+        expect(env('KEA_RELEASE')?.value).toBe(`${daemonSet.metadata.namespace}/${daemonSet.metadata.name}`);
+        expect(env('KEA_IMAGE')?.value).toBe(container.image);
+      },
+    },
     {
       name: 'probes liveness on /healthz and readiness on /readyz, on the probe port, which nothing else shares',
       check: () => {
@@ -321,8 +331,15 @@ describe('mounts', () => {
     for (const path of [observed.kubeletRootDir, observed.imageFsPath]) expect(mountFor(inContainer(path))?.mountPropagation).toBe('HostToContainer');
   });
 
+  test('the node lock directory is the host\'s own, writable, at the path the configuration names', () => {
+    const directory = loaded.agent.nodeLock.directory;
+    const mount = mounts.find((m) => m.mountPath === directory);
+    expect(mount?.readOnly).toBeUndefined();
+    expect(volumes.get(mount?.name)?.hostPath).toEqual({ path: directory, type: 'DirectoryOrCreate' });
+  });
+
   test('every host directory mounted is one the configuration reads', () => {
-    const used = new Set(hostPaths.map((p) => mountFor(p.path)?.name));
+    const used = new Set([...hostPaths.map((p) => mountFor(p.path)?.name), mounts.find((m) => m.mountPath === loaded.agent.nodeLock.directory)?.name]);
     const hostVolumes = [...volumes.values()].filter((v) => v.hostPath !== undefined).map((v) => v.name);
     expect(hostVolumes.filter((name) => !used.has(name))).toEqual([]);
   });
