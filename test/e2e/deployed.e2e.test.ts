@@ -23,8 +23,8 @@ import { K8S_NAMESPACE } from './harness/containerd.js';
 import { DeployedAgent } from './harness/deployed-agent.js';
 import { kubeconfigYaml } from './harness/kubeconfig.js';
 import { createNamespace, createPod, listEvents, nodeCondition, type EventLike, type PodLike } from './harness/objects.js';
-import { nodeImages, WORKLOAD_IMAGE } from './harness/real-node.js';
-import { realPod } from './harness/real-node-scenario.js';
+import { nodeImages, type RealNode } from './harness/real-node.js';
+import { podCgroupUids, realPod, startRealNodeScenario, type RealNodeScenario } from './harness/real-node-scenario.js';
 import { Recorder } from './harness/recorder.js';
 import { e2eSuite, type TestContext } from './harness/suite.js';
 import { waitFor } from './harness/wait.js';
@@ -114,8 +114,8 @@ function mustRun(context: Context, program: 'helm' | 'kubectl', args: readonly s
   return done.stdout;
 }
 
-// What an operator sets for this node: where its kubelet and runtime keep their files (not the
-// defaults), the thresholds, and fast passes so the test does not wait on the defaults' minutes.
+// What an operator sets for this node: its kubelet's cgroup root (not the default), the
+// thresholds, and fast passes so the test does not wait on the defaults' minutes.
 function nodeValues(cluster: Cluster, extraConfig: Readonly<Record<string, unknown>> = {}): string {
   const node = cluster.realNode;
   const file = join(operatorDir, `values-${Date.now()}.yaml`);
@@ -128,7 +128,9 @@ function nodeValues(cluster: Cluster, extraConfig: Readonly<Record<string, unkno
         evictionSoftGracePeriod: null,
         evictionPressureTransitionPeriod: '5s',
         housekeepingInterval: '1s',
-        observe: { cgroupDriver: 'cgroupfs', podCgroupRoot: node.podCgroupRoot, kubeletRootDir: node.rootDir, imageFsPath: node.imageFsDir, podLogsDir: node.podLogsDir, diskUsageInterval: '1s' },
+        // The node keeps its directories where the defaults look (/var/lib/kubelet, ...), but its
+        // kubelet's cgroup root is its own.
+        observe: { podCgroupRoot: node.podCgroupRoot, diskUsageInterval: '1s' },
         notifier: { mode: 'memcg-v1' },
         logLevel: 'debug',
         ...extraConfig,
@@ -188,3 +190,110 @@ suite.test("the README's install commands, run verbatim, end with the agent's po
   expect(field('Seccomp')).toBe('2');
   console.log(`README install to the agent's pod Ready: ${readyMs} ms (pod created to Ready, as the API server recorded it: ${agent.startToReadyMs()} ms)`);
 }, 300_000);
+
+// The real-node scenario helpers take the node as their fixture.
+function onNode(context: Context): TestContext<RealNode> {
+  return { ...context, fixture: context.fixture.realNode };
+}
+
+function terminating(pod: PodLike): boolean {
+  return pod.metadata.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
+}
+
+function expectUntouched(scenario: RealNodeScenario, names: readonly string[]): void {
+  for (const name of names) {
+    const latest = scenario.pods.latest(name);
+    expect([name, latest?.status?.phase]).toEqual([name, 'Running']);
+    expect([name, scenario.pods.versions(name).some((v) => terminating(v.object))]).toEqual([name, false]);
+  }
+}
+
+// What the kubelet and the agent each said about the pods of a namespace.
+async function eventsBySource(context: Context, namespace: string): Promise<{ kubelet: EventLike[]; agent: EventLike[] }> {
+  const events = await listEvents(context.admin, namespace);
+  return { kubelet: events.filter((e) => e.source?.component === 'kubelet'), agent: events.filter((e) => e.source?.component === 'kube-eviction-agent') };
+}
+
+// One metric's value in a /metrics text (the sum over the label sets that include `labels`).
+function metricValue(text: string, name: string, labels: Readonly<Record<string, string>> = {}): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (match === null || match[1] !== name) continue;
+    if (Object.entries(labels).every(([k, v]) => (match[2] ?? '').includes(`${k}="${v}"`))) sum += Number(match[3]);
+  }
+  return sum;
+}
+
+suite.test("helm upgrade with the node's cgroup root and the agent's thresholds rolls the pod; the agent in its container evicts a fast leak before the kernel OOM killer and the kubelet, passing over a static pod and a system-node-critical pod that use more memory", async (context) => {
+  const previous = currentAgent();
+  const node = context.fixture.realNode;
+  mustRun(context, 'helm', ['upgrade', RELEASE, 'deploy/chart', '--namespace', RELEASE_NAMESPACE, '--reuse-values', '--values', nodeValues(context.fixture), '--wait', '--timeout', '2m']);
+  const agent = await nextAgentPod(context, previous);
+  state.agent = agent;
+  context.addDiagnostics(() => `agent log (last lines):\n${agent.logTail(40)}`);
+  const scenario = await startRealNodeScenario(onNode(context), 'leak-fast');
+  const { namespace, pods } = scenario;
+  const staticName = `static-hold-${NODE}`;
+  node.writeStaticPod('static-hold.yaml', realPod('static-hold', NODE, { namespace, args: ['hold', '500'] }));
+  context.defer(async () => {
+    node.removeStaticPod('static-hold.yaml');
+    const uid = pods.versions(staticName)[0]?.object.metadata.annotations?.['kubernetes.io/config.mirror'];
+    await waitFor(() => uid === undefined || !podCgroupUids(node).includes(uid), { what: 'the static pod removed by the kubelet', timeoutMs: 60_000, intervalMs: 200 });
+  });
+  await scenario.runPods([{ name: 'critical', options: { args: ['hold', '300'], requests: { memory: '16Mi' }, priorityClassName: 'system-node-critical' } }]);
+  await pods.waitFor(staticName, (p) => p.status?.phase === 'Running', 'mirror pod Running', 60_000);
+  await waitFor(async () => (await nodeCondition(context.admin, NODE, MEMORY_CONDITION))?.status === 'False', { what: `${MEMORY_CONDITION} False before the leak`, timeoutMs: 30_000 });
+  const metricsBefore = (await agent.httpGet(8080, '/metrics')).body;
+
+  node.resetKubepodsMaxUsage();
+  const startMs = Date.now();
+  await createPod(context.admin, namespace, realPod('leaky-fast', NODE, { args: ['leak', '400', '0', '1600'], requests: { memory: '16Mi' } }));
+  const deletedAtMs = await pods.waitDeleted('leaky-fast', 90_000);
+
+  // The kernel OOM killer never had to act, and kubepods never reached its limit.
+  expect(node.oomWatch.since(startMs)).toEqual([]);
+  expect(node.kubepodsMaxUsageBytes()).toBeLessThan(Number(KUBEPODS_LIMIT_BYTES));
+  // The agent, in its container, ended the pod's processes on the node, then deleted it.
+  expect(agent.findLog('ended pod processes locally', { pod: `${namespace}/leaky-fast` })).toHaveLength(1);
+  const { kubelet, agent: agentEvents } = await eventsBySource(context, namespace);
+  const evicted = agentEvents.filter((e) => e.reason === 'Evicted');
+  expect(evicted.map((e) => e.involvedObject.name)).toEqual(['leaky-fast']);
+  expect(evicted[0]).toMatchObject({ type: 'Warning', source: { component: 'kube-eviction-agent', host: NODE }, reportingInstance: NODE, metadata: { annotations: { starved_resource: 'memory', offending_containers: 'main' } } });
+  expect(kubelet.filter((e) => e.reason === 'Evicted')).toEqual([]);
+  // The static pod used more memory over its request than the leak did when it went; both stayed.
+  const leakBytes = Number(evicted[0]?.metadata.annotations?.offending_containers_usage?.replace(/Ki$/, '')) * 1024;
+  expect(leakBytes).toBeGreaterThan(0);
+  expect(leakBytes).toBeLessThan(500 * MiB);
+  expectUntouched(scenario, ['critical', staticName]);
+  // The notification's reaction, as the agent measured it in its container.
+  const metricsAfter = (await agent.httpGet(8080, '/metrics')).body;
+  const reactions = metricValue(metricsAfter, 'kube_eviction_agent_notification_to_eviction_seconds_count') - metricValue(metricsBefore, 'kube_eviction_agent_notification_to_eviction_seconds_count');
+  const reactionSeconds = metricValue(metricsAfter, 'kube_eviction_agent_notification_to_eviction_seconds_sum') - metricValue(metricsBefore, 'kube_eviction_agent_notification_to_eviction_seconds_sum');
+  expect(reactions).toBeGreaterThanOrEqual(1);
+  const rssBytes = Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${await agent.hostPid()}/status`, 'utf8'))?.[1]) * 1024;
+  console.log(
+    `containerized agent, 400 MiB/s leak: created -> deleted ${deletedAtMs - startMs} ms; notification -> eviction ${((reactionSeconds / reactions) * 1000).toFixed(1)} ms (mean of ${reactions}); ` +
+      `agent RSS ${(rssBytes / MiB).toFixed(1)} MiB; kubepods peak ${(node.kubepodsMaxUsageBytes() / MiB).toFixed(0)} MiB of ${Number(KUBEPODS_LIMIT_BYTES) / MiB}`,
+  );
+}, 300_000);
+
+suite.test('a slow leak (40 MiB/s) is evicted by the agent in its container before the kernel OOM killer and the kubelet', async (context) => {
+  const agent = currentAgent();
+  context.addDiagnostics(() => `agent log (last lines):\n${agent.logTail(40)}`);
+  const node = context.fixture.realNode;
+  const scenario = await startRealNodeScenario(onNode(context), 'leak-slow');
+  await scenario.runPods([{ name: 'ballast', options: { args: ['hold', '600'], requests: { memory: '640Mi' } } }]);
+  await waitFor(async () => (await nodeCondition(context.admin, NODE, MEMORY_CONDITION))?.status === 'False', { what: `${MEMORY_CONDITION} False before the leak`, timeoutMs: 30_000 });
+  node.resetKubepodsMaxUsage();
+  const startMs = Date.now();
+  await createPod(context.admin, scenario.namespace, realPod('leaky-slow', NODE, { args: ['leak', '40', '150', '1600'], requests: { memory: '16Mi' } }));
+  const deletedAtMs = await scenario.pods.waitDeleted('leaky-slow', 120_000);
+  expect(node.oomWatch.since(startMs)).toEqual([]);
+  expect(node.kubepodsMaxUsageBytes()).toBeLessThan(Number(KUBEPODS_LIMIT_BYTES));
+  const { kubelet, agent: agentEvents } = await eventsBySource(context, scenario.namespace);
+  expect(agentEvents.filter((e) => e.reason === 'Evicted').map((e) => e.involvedObject.name)).toEqual(['leaky-slow']);
+  expect(kubelet.filter((e) => e.reason === 'Evicted')).toEqual([]);
+  expectUntouched(scenario, ['ballast']);
+  console.log(`containerized agent, 40 MiB/s leak: created -> deleted ${deletedAtMs - startMs} ms`);
+}, 240_000);

@@ -91,6 +91,11 @@ export class ControlPlane {
     }
   }
 
+  /** Whether pods get service-account tokens (ControlPlaneOptions.serviceAccountAdmission). */
+  get serviceAccountAdmission(): boolean {
+    return this.options.serviceAccountAdmission === true;
+  }
+
   get caPem(): string {
     return this.credentials.caPem;
   }

@@ -93,6 +93,9 @@ export async function startRealNodeScenario(context: TestContext<RealNode>, name
   const { admin, plane, identity } = context;
   const node = context.fixture;
   await createNamespace(admin, namespace);
+  // With the ServiceAccount admission plugin, a pod is admitted once the controller manager has
+  // made the namespace's `default` ServiceAccount.
+  if (plane.serviceAccountAdmission) await waitFor(async () => (await admin.request('GET', `/api/v1/namespaces/${namespace}/serviceaccounts/default`)).status === 200, { what: `the default ServiceAccount of ${namespace}`, timeoutMs: 30_000, intervalMs: 100 });
   const pods = await Recorder.pods(admin, namespace);
   const created: PodLike[] = [];
   // Runs after the agent has stopped (deferred first, so it runs last).
