@@ -123,7 +123,12 @@ export interface Node {
   kind?: string;
   metadata: ObjectMeta;
   spec?: { taints?: Taint[]; unschedulable?: boolean };
-  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[]; nodeInfo?: NodeSystemInfo };
+  status?: {
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    nodeInfo?: NodeSystemInfo;
+    /** Resource quantities as the kubelet registered them (`hugepages-2Mi`, `memory`, ...). */
+    capacity?: Record<string, string>;
+  };
 }
 
 /** The part of a Node's `status.nodeInfo` that names the machine (the kubelet fills it at registration and after a reboot). */

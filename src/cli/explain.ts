@@ -10,6 +10,7 @@ import { silentLogger } from '../api/logger.js';
 import { readAgentConfig } from '../compose/config-file.js';
 import { formatConfigErrors } from '../config/effective-table.js';
 import type { LoadedConfig } from '../config/types.js';
+import { hugepageLines } from './explain-hugepages.js';
 import { AgentError, ConfigError, errorMessage, ReplayInputError } from '../errors.js';
 import { EvictionManager } from '../eviction/manager.js';
 import { assessStatsCoverage } from '../eviction/stats-coverage.js';
@@ -56,7 +57,7 @@ export async function explainNode(config: LoadedConfig, options: ExplainOptions)
     const deadlineMs = clock.nowMs() + 30_000;
     while (!cluster.synced && clock.nowMs() < deadlineMs) await clock.sleep(100);
     if (!cluster.synced) throw new AgentError('EVA_ERR_KUBE_API', `The pods of ${nodeName} could not be listed within 30 s from ${client.server}`);
-    const observer = hostObserver(config, { nodeName, clock, logger: silentLogger });
+    const observer = hostObserver(config, { nodeName, clock, logger: silentLogger, node: () => cluster.node() });
     const pods = cluster.pods().filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
     const observation = await observer.observe(pods);
     const manager = new EvictionManager(config.eviction);
@@ -66,7 +67,11 @@ export async function explainNode(config: LoadedConfig, options: ExplainOptions)
     const unrankableSignals = new Set(coverage.blind ? coverage.signals : []);
     const result = manager.synchronize({ nowMs, summary: observation.summary, pods, dedicatedImageFs: observation.dedicatedImageFs, splitContainerFs: observation.splitContainerFs, unrankableSignals });
     const refusal = coverage.blind ? `\nNot ready, refusing to evict: ${coverage.reason}\n` : '';
-    const problems = refusal + (observation.problems.length === 0 ? '' : `\nObservation problems:\n${observation.problems.map((p) => `  ${p}`).join('\n')}\n`);
+    const hugepages = hugepageLines(observation.hugepages, config.agent.observe.source === 'kubelet' ? 'kubelet' : 'cgroupfs');
+    const problems =
+      refusal +
+      (hugepages.length === 0 ? '' : `\n${hugepages.join('\n')}\n`) +
+      (observation.problems.length === 0 ? '' : `\nObservation problems:\n${observation.problems.map((p) => `  ${p}`).join('\n')}\n`);
     return (
       explainReport({
         result,

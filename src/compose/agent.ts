@@ -51,11 +51,12 @@ export async function startNodeAgent(plan: AgentPlan): Promise<RunningAgent> {
   const { config, nodeName, clock, logger } = plan;
   const client = await connectCluster(plan.cluster, nodeName, clock, logger);
   logger.info('starting', { node: nodeName, server: client.server, config: plan.reload?.path, kind: config.kind, dryRun: plan.dryRun === true || config.agent.actions.dryRun });
-  const context = { nodeName, clock, logger, epollLoop: createSharedEpollLoop(logger), ...(plan.nodeCgroup === undefined ? {} : { nodeCgroup: plan.nodeCgroup }) };
+  const cluster = client.clusterView();
+  const context = { nodeName, clock, logger, epollLoop: createSharedEpollLoop(logger), node: () => cluster.node(), ...(plan.nodeCgroup === undefined ? {} : { nodeCgroup: plan.nodeCgroup }) };
   const lockDirectory = plan.nodeLock === undefined ? (plan.nodeSide === undefined ? config.agent.nodeLock.directory : '') : (plan.nodeLock?.directory ?? '');
   const lock = hostNodeLock(config, lockDirectory);
   const deps: AgentDeps = {
-    cluster: client.clusterView(),
+    cluster,
     actions: client.podActions(),
     events: client.eventRecorder('kube-eviction-agent'),
     owners: client.ownerLookup(),

@@ -9,6 +9,8 @@ import { createPodTerminator } from '../act/pod-terminator.js';
 import type { Clock } from '../api/clock.js';
 import type { HostIdentity } from '../api/host-identity.js';
 import type { Logger } from '../api/logger.js';
+import type { Node } from '../api/pod.js';
+import { parseQuantity, quantityValue } from '../api/quantity.js';
 import type { LoadedConfig } from '../config/types.js';
 import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver, OomKillWatcher } from '../daemon/ports.js';
 import { nodeHostFs } from '../host/host-fs.js';
@@ -21,6 +23,7 @@ import type { OomKillCounts } from '../notifier/oom-cgroup-files.js';
 export type { OomKillCounts };
 import { createSharedEpollLoop, type SharedEpollLoop } from '../notifier/shared-epoll-loop.js';
 import { createCgroupObserver } from '../observe/cgroup-observer.js';
+import { nodeHugepageCapacityBytes } from '../observe/hugepage-adjustment.js';
 import { createKubeletSummaryObserver } from '../observe/kubelet-summary-client.js';
 
 /** The node-side ports of the agent, and the host's identity its Node is checked against. */
@@ -40,6 +43,8 @@ export interface NodeSideContext {
   readonly nodeCgroup?: string;
   /** The node's one epoll loop, shared by the notifier and the OOM kill watcher; without it each makes its own. */
   readonly epollLoop?: SharedEpollLoop;
+  /** The Node object as last seen, whose hugepage capacity the kubelet subtracts from memory.available. */
+  readonly node?: () => Node | null;
 }
 
 // The kubelet answers its summary in well under a second; a pass must not wait long for it.
@@ -55,8 +60,23 @@ export function hostObserver(config: LoadedConfig, context: NodeSideContext): No
     logger,
     // Counts are fresh on every housekeeping pass; a notification's pass reuses them.
     processCountIntervalMs: config.eviction.housekeepingIntervalMs,
+    // The kubelet's summary provider consults it; the kubelet's own summary needs nothing here.
+    ...(config.eviction.featureGates === undefined ? {} : { hugepageAwareEviction: config.eviction.featureGates.HugepageAwareEviction }),
+    ...(context.node === undefined ? {} : { nodeHugepageCapacityBytes: nodeHugepageCapacity(context.node) }),
     ...nodeCgroupOf(context),
   });
+}
+
+// The Node's hugepage capacity as the kubelet sums it; unknown until the Node is seen, or when an
+// entry is not a quantity (the host's pools are then used, and the difference reported).
+function nodeHugepageCapacity(node: () => Node | null): () => bigint | undefined {
+  return () => {
+    try {
+      return nodeHugepageCapacityBytes(node()?.status?.capacity, (raw) => quantityValue(parseQuantity(raw)));
+    } catch {
+      return undefined;
+    }
+  };
 }
 
 // The kernel watches one cgroup: with `auto`, whichever pod cgroup tree exists now.

@@ -4,6 +4,7 @@
 // of src/daemon; the pure engine (src/eviction) needs none of them.
 
 import type { NotifierMode } from '../api/agent-settings.js';
+import type { HugepageAdjustment } from '../api/hugepages.js';
 import type { Node, ObjectRef, Pod } from '../api/pod.js';
 import type { PodMemoryBound, PodMemoryReading } from '../api/pod-memory.js';
 import type { PodStats, Summary } from '../api/summary.js';
@@ -23,6 +24,11 @@ export interface Observation {
    * when a source that reads cgroups did not find it: no pod can then be measured.
    */
   readonly podCgroupRootProblem?: string;
+  /**
+   * What the cgroupfs source subtracted from node.memory.availableBytes for hugepages (the
+   * kubelet's HugepageAwareEviction); absent from the kubelet's summary, which carries its own.
+   */
+  readonly hugepages?: HugepageAdjustment;
 }
 
 /** Produces observations (cgroupfs/proc/statfs, or the kubelet's /stats/summary). */

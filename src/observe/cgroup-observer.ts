@@ -7,9 +7,13 @@
 
 import type { ObserveSettings } from '../api/agent-settings.js';
 import { podIdentityProblem, podKey, printableValue, type Pod } from '../api/pod.js';
-import type { NodeStats, PodStats, Summary } from '../api/summary.js';
+import type { MemoryStats, NodeStats, PodStats, Summary } from '../api/summary.js';
 import type { NodeObserver, Observation } from '../daemon/ports.js';
+import { DECISION_GATE_DEFAULTS } from '../api/feature-gates.js';
+import type { HugepageAdjustment } from '../api/hugepages.js';
 import { nodeHostFs, type HostFs } from '../host/host-fs.js';
+import { HUGEPAGES_DIR, listHugepagePools, readHugepageCapacity, readHugepagePools } from '../host/hugepages.js';
+import { adjustForHugePages, chooseHugepageCapacity } from './hugepage-adjustment.js';
 import { readNodeFilesystems } from './node-filesystems.js';
 import { createMemoryReader } from './memory-reader.js';
 import { nodePods } from './node-pod-uids.js';
@@ -52,6 +56,41 @@ export function createCgroupObserver(settings: ObserveSettings, context: CgroupO
     () => clock.nowMs(),
   );
   const podStats = new PodStatsCollector(diskCache, context.processCountIntervalMs, report);
+  const hugepageAwareEviction = context.hugepageAwareEviction ?? DECISION_GATE_DEFAULTS.HugepageAwareEviction;
+  const hugepagesDir = context.hugepagesDir ?? HUGEPAGES_DIR;
+
+  // The hugepage capacity the last full observation subtracted: pools change rarely (an operator's
+  // sysctl), and a notification's shortcut must not wait on sysfs.
+  let hugepageBytesInForce = 0n;
+  // The pool directories, listed once: the kernel fixes them at boot; only their counts change.
+  let poolNames: readonly string[] | undefined;
+
+  // The kubelet's summary provider: node.memory.availableBytes less the hugepage capacity (gate on).
+  function hugepageAware(memory: MemoryStats): { memory: MemoryStats; hugepages: HugepageAdjustment } {
+    poolNames ??= (() => {
+      const listed = listHugepagePools(fs, hugepagesDir);
+      return listed.ok ? listed.value : undefined;
+    })();
+    const host = poolNames === undefined ? readHugepageCapacity(fs, hugepagesDir) : readHugepagePools(fs, hugepagesDir, poolNames);
+    if (!host.ok) report(`hugepages not read: ${host.reason}`);
+    const nodeCapacityBytes = context.nodeHugepageCapacityBytes?.();
+    const chosen = chooseHugepageCapacity(host.ok ? host.value : undefined, nodeCapacityBytes);
+    if (chosen.mismatch !== undefined) report(chosen.mismatch);
+    hugepageBytesInForce = hugepageAwareEviction ? chosen.capacityBytes : 0n;
+    const adjusted = adjustForHugePages(memory, hugepageBytesInForce);
+    const unadjusted = memory.availableBytes === undefined ? undefined : BigInt(Math.trunc(memory.availableBytes));
+    const after = adjusted.availableBytes === undefined ? undefined : BigInt(Math.trunc(adjusted.availableBytes));
+    const hugepages: HugepageAdjustment = {
+      gateEnabled: hugepageAwareEviction,
+      subtractedBytes: unadjusted === undefined || after === undefined ? 0n : unadjusted - after,
+      capacityBytes: chosen.capacityBytes,
+      capacitySource: chosen.source,
+      ...(host.ok ? { host: host.value } : {}),
+      ...(nodeCapacityBytes === undefined ? {} : { nodeCapacityBytes }),
+      ...(unadjusted === undefined ? {} : { unadjustedAvailableBytes: unadjusted }),
+    };
+    return { memory: adjusted, hugepages };
+  }
 
   let found: ObserverCgroups | undefined;
   let memTotalBytes: bigint | undefined;
@@ -91,10 +130,11 @@ export function createCgroupObserver(settings: ObserveSettings, context: CgroupO
     const node: NodeStats = {};
     if (context.nodeName !== undefined) node.nodeName = context.nodeName;
     const memoryCgroups = await cgroups();
+    let hugepages: HugepageAdjustment | undefined;
     if (memoryCgroups !== undefined) {
       memTotalBytes = readMemTotal(memoryCgroups.fs, paths.procRoot, report);
       const memory = nodeMemory(memoryCgroups, memTotalBytes, time, report);
-      if (memory !== undefined) node.memory = memory;
+      if (memory !== undefined) ({ memory: node.memory, hugepages } = hugepageAware(memory));
       const podsContainer = podsSystemContainer(memoryCgroups, time, report);
       if (podsContainer !== undefined) node.systemContainers = [podsContainer];
     }
@@ -125,7 +165,14 @@ export function createCgroupObserver(settings: ObserveSettings, context: CgroupO
     }
     const summary: Summary = { node, pods: podStatsList };
     const rootProblem = podCgroupRootProblem(memoryCgroups);
-    return { summary, dedicatedImageFs, splitContainerFs, problems: problemLog.end(), ...(rootProblem === undefined ? {} : { podCgroupRootProblem: rootProblem }) };
+    return {
+      summary,
+      dedicatedImageFs,
+      splitContainerFs,
+      problems: problemLog.end(),
+      ...(rootProblem === undefined ? {} : { podCgroupRootProblem: rootProblem }),
+      ...(hugepages === undefined ? {} : { hugepages }),
+    };
   }
 
   // Observations run one at a time (a notifier wake-up may arrive while the loop's sync is
@@ -141,6 +188,7 @@ export function createCgroupObserver(settings: ObserveSettings, context: CgroupO
     cgroups: () => found,
     memTotalBytes: () => memTotalBytes,
     hasDiskStats: (uid) => diskCache.get(uid) !== undefined,
+    adjustNodeMemory: (memory) => adjustForHugePages(memory, hugepageBytesInForce),
     nowMs: () => clock.nowMs(),
   });
 

@@ -12,7 +12,7 @@
 import { nodePodUid } from '../api/node-pod-uid.js';
 import type { Pod } from '../api/pod.js';
 import type { PodMemoryBound, PodMemoryReading } from '../api/pod-memory.js';
-import type { ContainerStats, PodStats, Summary } from '../api/summary.js';
+import type { ContainerStats, MemoryStats, PodStats, Summary } from '../api/summary.js';
 import type { MemoryReader } from '../daemon/ports.js';
 import { parseCounterNumber } from '../host/memory-limit.js';
 import { isNotFound } from '../host/read-result.js';
@@ -30,6 +30,11 @@ export interface MemoryReaderSources {
   memTotalBytes(): bigint | undefined;
   /** Whether the disk-usage walk has figures for this pod UID. */
   hasDiskStats(uid: string): boolean;
+  /**
+   * The node's memory as the full observation would report it: less the hugepage capacity that
+   * observation subtracted (HugepageAwareEviction), so a notification's pass decides on the same signal.
+   */
+  adjustNodeMemory?(memory: MemoryStats): MemoryStats;
   nowMs(): number;
 }
 
@@ -107,7 +112,8 @@ export function createMemoryReader(sources: MemoryReaderSources): MemoryReader {
       const cgroups = sources.cgroups();
       if (cgroups === undefined) return { node: {} };
       const time = new Date(sources.nowMs()).toISOString();
-      const memory = nodeMemory(cgroups, sources.memTotalBytes(), time, ignore);
+      const read = nodeMemory(cgroups, sources.memTotalBytes(), time, ignore);
+      const memory = read === undefined || sources.adjustNodeMemory === undefined ? read : sources.adjustNodeMemory(read);
       const pods = podsSystemContainer(cgroups, time, ignore);
       return { node: { ...(memory === undefined ? {} : { memory }), ...(pods === undefined ? {} : { systemContainers: [pods] }) } };
     },

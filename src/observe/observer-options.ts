@@ -33,6 +33,15 @@ export interface CgroupObserverContext {
   readonly maxOpenCgroupFiles?: number;
   /** The host access; node:fs by default. */
   readonly hostFs?: HostFs;
+  /**
+   * The kubelet's HugepageAwareEviction gate as in force (the pinned kubelet's default, on, when
+   * absent): the node's memory.available less the hugepage capacity, as the kubelet's summary has it.
+   */
+  readonly hugepageAwareEviction?: boolean;
+  /** The kernel's hugepage pools directory (/sys/kernel/mm/hugepages: the agent's own sysfs is the host kernel's). */
+  readonly hugepagesDir?: string;
+  /** The Node's `status.capacity` hugepages total in bytes, when the agent knows its Node; the kubelet subtracts that figure. */
+  readonly nodeHugepageCapacityBytes?: () => bigint | undefined;
 }
 
 export const DEFAULT_DISK_WALK_BATCH_ENTRIES = 256;

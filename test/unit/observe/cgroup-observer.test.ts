@@ -22,7 +22,9 @@ function observer(hostRoot: string, settings: Partial<ObserveSettings> = {}, con
   const clock = new FakeClock(Date.UTC(2026, 0, 1, 12));
   const logger = new RecordingLogger();
   const hostFs = new FaultyHostFs();
-  const obs = createCgroupObserver(observeSettings({ hostRoot, ...settings }), { clock, logger, hostFs, processCountIntervalMs: 10_000, ...context });
+  // The fixture's own (absent) hugepage pools, never the machine's: the figures stay the fixture's.
+  const hugepagesDir = `${hostRoot}/sys/kernel/mm/hugepages`;
+  const obs = createCgroupObserver(observeSettings({ hostRoot, ...settings }), { clock, logger, hostFs, processCountIntervalMs: 10_000, hugepagesDir, ...context });
   return { obs, clock, logger, hostFs };
 }
 
