@@ -2,16 +2,17 @@
 // stands in for: the Node release and the Debian suite of the FROM line, the final stage's WORKDIR,
 // USER, ENV, ENTRYPOINT, CMD and HEALTHCHECK in the image's configuration, and an /app that is
 // exactly scripts/runtime-tree.sh's tree. Change the Dockerfile without the script (or the other way
-// round) and this fails. It also builds the image twice from the same inputs, past the cache, and
-// expects the same bytes and so the same digest. Slow: two builds (npm ci each) and a third tree.
+// round) and this fails. It also builds the image twice from the same inputs, the second time into an
+// empty cache, and expects the same bytes and so the same digest, then the cached archive found
+// again. Slow: two builds (npm ci each) and a third tree.
 // It needs apt with Debian bookworm's sources and the image's Node (scripts/install-node.sh):
 // without them it skips with the reason printed, and fails instead with KEA_E2E_REQUIRED=1 (CI).
 
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { agentImageRef, BUILD_IMAGE_SCRIPT } from '../e2e/harness/agent-image.js';
 import { execForm, healthcheckCommand, readDockerfile, type Stage } from './dockerfile.js';
@@ -76,6 +77,8 @@ interface Setup {
   readonly first: ImageArchive;
   readonly firstBytes: Buffer;
   readonly secondBytes: Buffer;
+  /** The archive paths the second (cold) and third (cached) builds printed, in cacheDir. */
+  readonly cached: { readonly second: string; readonly third: string; readonly thirdStderr: string; readonly cacheDir: string };
   readonly tree: string;
   readonly stderr: string;
 }
@@ -83,9 +86,11 @@ interface Setup {
 let setup: Setup | null = null;
 let skipReason: string | null = null;
 
-async function build(output: string, buildOutput: string): Promise<{ stdout: string; stderr: string }> {
-  return execFileAsync('bash', [BUILD_IMAGE_SCRIPT], { env: { ...process.env, KEA_IMAGE_OUTPUT: output, KEA_BUILD_OUTPUT: buildOutput }, timeout: BUILD_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 });
+async function build(env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string }> {
+  return execFileAsync('bash', [BUILD_IMAGE_SCRIPT], { env: { ...process.env, ...env }, timeout: BUILD_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 });
 }
+
+const lastLine = (text: string): string => text.trimEnd().split('\n').at(-1) ?? '';
 
 beforeAll(async () => {
   const root = mkdtempSync(join(tmpdir(), 'kea-image-build-'));
@@ -100,7 +105,7 @@ beforeAll(async () => {
   }
   let first: { stdout: string; stderr: string };
   try {
-    first = await build(join(root, 'first.tar'), buildOutput);
+    first = await build({ KEA_IMAGE_OUTPUT: join(root, 'first.tar'), KEA_BUILD_OUTPUT: buildOutput });
   } catch (err) {
     const stderr = ((err as { stderr?: string }).stderr ?? String(err)).trim();
     rmSync(root, { recursive: true, force: true });
@@ -109,7 +114,14 @@ beforeAll(async () => {
     console.log(`skipped: the image build: ${skipReason}`);
     return;
   }
-  await build(join(root, 'second.tar'), buildOutput);
+  // The second build goes through an empty cache of its own (the image's Node linked in from the
+  // real one, so nothing is fetched), and a third call must find it there.
+  const cacheDir = join(root, 'cache');
+  mkdirSync(cacheDir);
+  const installedNode = lastLine(spawnSync('bash', [join(REPO_ROOT, 'scripts', 'install-node.sh')], { encoding: 'utf8' }).stdout);
+  symlinkSync(dirname(dirname(installedNode)), join(cacheDir, `node-v${baseImage().nodeVersion}`));
+  const second = await build({ KEA_CACHE_DIR: cacheDir, KEA_BUILD_OUTPUT: buildOutput });
+  const third = await build({ KEA_CACHE_DIR: cacheDir, KEA_BUILD_OUTPUT: buildOutput });
   const tree = join(root, 'tree');
   const script = spawnSync('bash', [RUNTIME_TREE_SCRIPT, tree], { env: { ...process.env, KEA_BUILD_OUTPUT: buildOutput }, encoding: 'utf8', timeout: BUILD_TIMEOUT_MS });
   if (script.status !== 0) throw new Error(`scripts/runtime-tree.sh failed: ${script.stderr}`);
@@ -117,7 +129,8 @@ beforeAll(async () => {
     root,
     first: readImageArchive(join(root, 'first.tar')),
     firstBytes: readFileSync(join(root, 'first.tar')),
-    secondBytes: readFileSync(join(root, 'second.tar')),
+    secondBytes: readFileSync(lastLine(second.stdout)),
+    cached: { second: lastLine(second.stdout), third: lastLine(third.stdout), thirdStderr: third.stderr, cacheDir },
     tree,
     stderr: first.stderr,
   };
@@ -150,6 +163,13 @@ describe('the archive', () => {
   imageTest('the same inputs build the same bytes, so the same digest, twice', (s) => {
     expect(sha256(s.secondBytes)).toBe(sha256(s.firstBytes));
     expect(s.stderr).toContain(s.first.manifestDescriptor.digest);
+  });
+
+  imageTest('a build is cached under a hash of its inputs, and found there the next time', (s) => {
+    const name = /^agent-image-(.+)-([0-9a-f]{16})\.tar$/.exec(basename(s.cached.second));
+    expect([dirname(s.cached.second), name?.[1]]).toEqual([s.cached.cacheDir, agentImageRef().split(':')[1]]);
+    expect(s.cached.third).toBe(s.cached.second);
+    expect(s.cached.thirdStderr).not.toContain('build-image: built');
   });
 
   imageTest('every layer entry is owned by 0:0 at the one fixed time, in sorted order', (s) => {
