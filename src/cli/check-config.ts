@@ -1,6 +1,6 @@
 // `kube-eviction-agent check-config FILE`: prints the effective thresholds (defaults applied,
 // allocatable copies shown, any met on every pass called out first) and the feature gates that
-// change a decision, or every problem found;
+// change a decision, and whether the node lock's directory is the host's here; or every problem found;
 // exits non-zero on an invalid file.
 
 import type { Writable } from 'node:stream';
@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { formatConfigErrors, formatEffectiveThresholds, formatNearWholeThresholds } from '../config/effective-table.js';
 import { formatFeatureGates } from '../config/feature-gate-table.js';
 import { loadConfigFile } from '../config/load.js';
+import { describeNodeLock } from '../compose/node-lock.js';
 import { ConfigError, formatConfigProblem } from '../errors.js';
 
 /** Checks `file`, writing the report to `out` and the problems to `err`; resolves with the exit status. */
@@ -18,6 +19,7 @@ export async function checkConfig(file: string, out: Writable, err: Writable): P
     const nearWhole = formatNearWholeThresholds(loaded);
     out.write(`${file}: valid ${loaded.kind}\n\n${nearWhole === '' ? '' : `${nearWhole}\n`}${formatEffectiveThresholds(loaded)}\n`);
     out.write(`\n${formatFeatureGates(loaded.eviction)}`);
+    out.write(`\n${describeNodeLock(loaded)}`);
     if (loaded.warnings.length > 0) {
       out.write(`\nwarnings:\n${loaded.warnings.map((w) => `  ${formatConfigProblem(w)}`).join('\n')}\n`);
     }
