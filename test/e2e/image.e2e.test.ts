@@ -3,7 +3,8 @@
 // a read-only root filesystem, as the DaemonSet runs it. The image's own ENTRYPOINT starts the
 // agent (its version, a check of the DaemonSet's configuration mounted read-only where the CMD looks
 // for it), koffi loads libc through the agent's native module, and the process sees the image's
-// WORKDIR, user and environment. Root, containerd, ctr, runc and the image's Node are needed: the
+// WORKDIR, user and environment; with exactly the DaemonSet's capabilities, seccomp and no new
+// privileges, the agent finds no capability missing. Root, containerd, ctr and runc are needed: the
 // file skips with the reason printed when one is missing, and fails instead with KEA_E2E_REQUIRED=1.
 
 import { execFile } from 'node:child_process';
@@ -17,7 +18,7 @@ import { Containerd, K8S_NAMESPACE, processesInMountNamespace } from './harness/
 import { cleanEnv } from './harness/control-plane.js';
 import { onProcessExit } from './harness/exit-cleanup.js';
 import { readImageArchive, type ImageConfig } from '../deploy/oci-archive.js';
-import { embeddedConfig, loadManifest } from '../deploy/manifest.js';
+import { agentContainer, embeddedConfig, loadManifest } from '../deploy/manifest.js';
 
 const execFileAsync = promisify(execFile);
 const SETUP_TIMEOUT_MS = 600_000;
@@ -27,7 +28,14 @@ const CONFIG_DIR = '/etc/kube-eviction-agent';
 const required = process.env.KEA_E2E_REQUIRED === '1';
 const binaries = findRealNodeBinaries();
 const packageVersion = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-const daemonSetConfig = embeddedConfig(loadManifest());
+const manifest = loadManifest();
+const daemonSetConfig = embeddedConfig(manifest);
+// What the DaemonSet's securityContext grants: every capability dropped but these.
+const daemonSetCapabilities = (agentContainer(manifest).securityContext as { capabilities: { add: string[] } }).capabilities.add.map((c) => `CAP_${c}`);
+// The capabilities ctr gives a container unless told otherwise (containerd's defaultUnixCaps).
+const CTR_DEFAULT_CAPABILITIES = ['CAP_CHOWN', 'CAP_DAC_OVERRIDE', 'CAP_FSETID', 'CAP_FOWNER', 'CAP_MKNOD', 'CAP_NET_RAW', 'CAP_SETGID', 'CAP_SETUID', 'CAP_SETFCAP', 'CAP_SETPCAP', 'CAP_NET_BIND_SERVICE', 'CAP_SYS_CHROOT', 'CAP_KILL', 'CAP_AUDIT_WRITE'];
+// Bit numbers of linux/capability.h, for /proc/<pid>/status.
+const CAPABILITY_BITS: Readonly<Record<string, number>> = { CAP_DAC_READ_SEARCH: 2, CAP_KILL: 5, CAP_SYS_PTRACE: 19, CAP_SYS_ADMIN: 21, CAP_SYS_RESOURCE: 24 };
 
 interface Setup {
   readonly dir: string;
@@ -126,7 +134,15 @@ interface RunResult {
 // the DaemonSet's configuration bound read-only at its directory. `args` replace the image's CMD and
 // keep its ENTRYPOINT, as a pod's `args` do; ctr itself would replace both, so the ENTRYPOINT read
 // from the archive's own configuration goes first. `command` replaces both.
-async function runInImage(s: Setup, options: { args?: readonly string[]; command?: readonly string[]; env?: Readonly<Record<string, string>> }): Promise<RunResult> {
+interface RunOptions {
+  readonly args?: readonly string[];
+  readonly command?: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+  /** Exactly these capabilities (CAP_...), with the runtime's default seccomp profile, as the DaemonSet asks. */
+  readonly capabilities?: readonly string[];
+}
+
+async function runInImage(s: Setup, options: RunOptions): Promise<RunResult> {
   const entrypoint = s.config.config.Entrypoint ?? [];
   const processArgs = options.command ?? (options.args === undefined ? [] : [...entrypoint, ...options.args]);
   const id = `kea-image-${process.pid}-${++containerCount}`;
@@ -143,6 +159,13 @@ async function runInImage(s: Setup, options: { args?: readonly string[]; command
     '--rm',
     '--read-only',
     ...Object.entries(options.env ?? {}).flatMap(([name, value]) => ['--env', `${name}=${value}`]),
+    ...(options.capabilities === undefined
+      ? []
+      : [
+          '--seccomp',
+          ...CTR_DEFAULT_CAPABILITIES.filter((c) => !options.capabilities?.includes(c)).flatMap((c) => ['--cap-drop', c]),
+          ...options.capabilities.filter((c) => !CTR_DEFAULT_CAPABILITIES.includes(c)).flatMap((c) => ['--cap-add', c]),
+        ]),
     '--mount',
     `type=bind,src=${s.configDir},dst=${CONFIG_DIR},options=rbind:ro`,
     s.image.ref,
@@ -225,4 +248,24 @@ imageTest('the default CMD runs the agent on the mounted configuration until it 
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as { code?: string; msg?: string });
   expect({ code: result.code, last: lines.at(-1) }).toEqual({ code: 1, last: expect.objectContaining({ code: 'EVA_ERR_KUBE_API', msg: 'cannot start' }) });
+});
+
+imageTest("with exactly the DaemonSet's capabilities, seccomp and no new privileges, the agent finds none missing", async (s) => {
+  const expectedMask = daemonSetCapabilities.reduce((mask, c) => {
+    const bit = CAPABILITY_BITS[c];
+    if (bit === undefined) throw new Error(`no bit number known for ${c}`);
+    return mask | (1n << BigInt(bit));
+  }, 0n);
+  const status = await runInImage(s, { command: ['node', '-e', "process.stdout.write(require('fs').readFileSync('/proc/self/status', 'utf8'))"], capabilities: daemonSetCapabilities });
+  expectExit(status, 0);
+  const field = (name: string): string => new RegExp(`^${name}:\\s*(\\S+)$`, 'm').exec(status.stdout)?.[1] ?? '';
+  expect({ CapEff: BigInt(`0x${field('CapEff')}`), CapBnd: BigInt(`0x${field('CapBnd')}`), NoNewPrivs: field('NoNewPrivs'), Seccomp: field('Seccomp') }).toEqual({ CapEff: expectedMask, CapBnd: expectedMask, NoNewPrivs: '1', Seccomp: '2' });
+
+  const result = await runInImage(s, { env: { NODE_NAME: 'image-node' }, capabilities: daemonSetCapabilities });
+  const lines = result.stderr
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { code?: string; msg?: string; capability?: string });
+  expect(lines.filter((l) => l.code === 'EVA_ERR_CAPABILITY')).toEqual([]);
+  expect(lines.at(-1)).toEqual(expect.objectContaining({ code: 'EVA_ERR_KUBE_API', msg: 'cannot start' }));
 });
