@@ -153,7 +153,13 @@ mkdir -p "$work/debs" "$work/base" "$work/node" "$work/app" "$work/oci/blobs/sha
 
 # --- layer 1: the Debian base ---------------------------------------------------------------
 echo "build-image: fetching ${debian_versions[*]}" >&2
-(cd "$work/debs" && apt-get download -qq "${debian_versions[@]}" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2 || true)
+# apt warns that root downloads into a directory its _apt user cannot write; nothing else is hidden.
+if ! (cd "$work/debs" && apt-get download -qq "${debian_versions[@]}") 2>"$work/apt-download.log"; then
+  grep -v 'Download is performed unsandboxed' "$work/apt-download.log" >&2 || true
+  echo "build-image: apt-get download ${debian_versions[*]} failed: the mirror may have moved past the versions in this machine's apt lists (run apt-get update)" >&2
+  exit 1
+fi
+grep -v 'Download is performed unsandboxed' "$work/apt-download.log" >&2 || true
 status_file="$work/dpkg-status"
 : >"$status_file"
 for pkg_version in "${debian_versions[@]}"; do
