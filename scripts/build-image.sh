@@ -26,10 +26,10 @@
 # Usage: scripts/build-image.sh
 #   Build the project first (npm run build): the /app tree takes the compiled dist/src and
 #   dist/native. The archive is cached in ${KEA_CACHE_DIR:-$HOME/.cache/kube-eviction-agent} as
-#   agent-image-<version>-<hash>.tar, the hash taken over every input (the Node binary, the Debian
-#   package versions, package.json, package-lock.json, the compiled output, runtime-tree.sh and
-#   this script), so a changed input builds a new one (the three newest are kept); later runs print
-#   the cached path at once.
+#   agent-image-<version>-<hash>.tar, the hash taken over every input (the Node release and
+#   install-node.sh, which pins its integrity; the Debian package versions; package.json,
+#   package-lock.json and the compiled output; runtime-tree.sh and this script), so a changed input
+#   builds a new one (the three newest are kept); later runs print the cached path at once.
 #   Progress goes to stderr; the last line on stdout is the archive's absolute path.
 #
 # Environment:
@@ -105,14 +105,18 @@ node_version="$("$node_bin" --version)"
 node_version="${node_version#v}"
 
 # The candidate version of each package in the machine's apt lists: what `apt-get download` fetches.
+# One apt-cache call for all of them (each call loads apt's whole cache, about a second when busy).
+declare -A candidate=()
+while read -r pkg version; do
+  candidate[$pkg]="$version"
+done < <(apt-cache show --no-all-versions "${debian_packages[@]/%/:$arch}" 2>/dev/null | awk '/^Package: / { p = $2 } /^Version: / { print p, $2 }')
 debian_versions=()
 for pkg in "${debian_packages[@]}"; do
-  version="$(apt-cache show --no-all-versions "$pkg:$arch" 2>/dev/null | sed -n 's/^Version: //p' | head -n1)"
-  if [[ -z "$version" ]]; then
+  if [[ -z "${candidate[$pkg]:-}" ]]; then
     echo "build-image: apt knows no version of $pkg:$arch (run apt-get update)" >&2
     exit 1
   fi
-  debian_versions+=("$pkg=$version")
+  debian_versions+=("$pkg=${candidate[$pkg]}")
 done
 if ! grep -qx "$debian_suite" <(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release 2>/dev/null); then
   echo "build-image: the base layer is taken from this machine's apt sources, which must be Debian $debian_suite (this is $(sed -n 's/^PRETTY_NAME=//p' /etc/os-release 2>/dev/null | tr -d '"'))" >&2
@@ -122,10 +126,12 @@ fi
 # The cache key: every input, by content.
 key="$(
   {
-    echo "node $node_version $(sha256sum "$node_bin" | cut -d' ' -f1)"
+    # The release, which install-node.sh checked against the integrity it pins for it when it
+    # fetched it (hashing the 120 MB binary on every call would cost seconds on a busy machine).
+    echo "node $node_version"
     printf 'debian %s\n' "${debian_versions[@]}"
     echo "epoch $epoch ref $image_ref"
-    sha256sum "$script_path" "$repo_root/scripts/runtime-tree.sh" "$repo_root/package.json" "$repo_root/package-lock.json" | cut -d' ' -f1
+    sha256sum "$script_path" "$repo_root/scripts/runtime-tree.sh" "$repo_root/scripts/install-node.sh" "$repo_root/package.json" "$repo_root/package-lock.json" | cut -d' ' -f1
     (cd "$build_output" && find src native -type f -print0 | sort -z | xargs -0 sha256sum)
   } | sha256sum | cut -c1-16
 )"
