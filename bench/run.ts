@@ -9,7 +9,7 @@
 //   npm run bench                       everything (about half an hour)
 //   npm run bench -- --quick            a smoke check: few runs of each part (a few minutes);
 //                                       writes to a scratch directory, not docs/, unless --out is given
-//   npm run bench -- --part oom-race    one part (oom-race, reaction-latency, node-cost, footprint, runtime, real-node, ops-flood)
+//   npm run bench -- --part oom-race    one part (oom-race, reaction-latency, node-cost, footprint, runtime, real-node, ops-flood, node-lock)
 //   npm run bench -- --out DIR          write DIR/benchmarks.md (and results next to it)
 //   npm run bench -- --root DIR         the repository to write docs/ and bench/results/ into
 //                                       (default: the one the compiled runner sits in)
@@ -29,6 +29,7 @@ import { errorMessage } from '../src/errors.js';
 import { footprintPart } from './parts/footprint.js';
 import { nodeCostPart } from './parts/node-cost.js';
 import { oomRacePart } from './parts/oom-race.js';
+import { nodeLockPart } from './parts/node-lock.js';
 import { opsFloodPart } from './parts/ops-flood.js';
 import { reactionLatencyPart } from './parts/reaction-latency.js';
 import { realNodePart } from './parts/real-node.js';
@@ -40,7 +41,7 @@ import { Progress } from './lib/progress.js';
 import { fmtDuration } from './lib/stats.js';
 import { writeBenchmarkPage } from './report/page.js';
 
-const PARTS: readonly BenchPart<unknown>[] = [oomRacePart, reactionLatencyPart, nodeCostPart, footprintPart, runtimePart, realNodePart, opsFloodPart] as readonly BenchPart<unknown>[];
+const PARTS: readonly BenchPart<unknown>[] = [oomRacePart, reactionLatencyPart, nodeCostPart, footprintPart, runtimePart, realNodePart, opsFloodPart, nodeLockPart] as readonly BenchPart<unknown>[];
 
 interface Options {
   readonly repoRoot: string;

@@ -12,6 +12,7 @@ import type { PartResult } from '../lib/part.js';
 import type { FootprintData } from '../parts/footprint.js';
 import type { NodeCostData } from '../parts/node-cost.js';
 import type { OomRaceData } from '../parts/oom-race.js';
+import type { NodeLockData } from '../parts/node-lock.js';
 import type { OpsFloodData } from '../parts/ops-flood.js';
 import type { ReactionLatencyData } from '../parts/reaction-latency.js';
 import type { RealNodeData } from '../parts/real-node.js';
@@ -22,6 +23,7 @@ import { costSection } from './section-cost.js';
 import { footprintSection } from './section-footprint.js';
 import { latencySection } from './section-latency.js';
 import { oomRaceSection } from './section-oom-race.js';
+import { nodeLockSection } from './section-node-lock.js';
 import { opsFloodSection } from './section-ops-flood.js';
 import { realNodeSection } from './section-real-node.js';
 import { runtimeSection } from './section-runtime.js';
@@ -58,6 +60,7 @@ const PLACEHOLDERS: Readonly<Record<string, readonly Omit<Headline, 'result' | '
     { what: 'RSS growth of `run` under a flood of the metrics port (775 or 3,100 connections at once), worst run', target: '< 48 MiB' },
     { what: 'probes on the probe port answered 200 during the floods', target: 'all' },
   ],
+  'node-lock': [{ what: 'node lock takeover: SIGKILL of the acting agent → the standby holds the lock (may act)', target: '< 200 ms' }],
   footprint: [
     { what: 'idle CPU of `run` at 110 pods', target: '< 0.3 % of one core' },
     { what: 'main-thread wake-ups per second, idle, 110 pods', target: '–' },
@@ -73,6 +76,7 @@ const RENDERERS: Readonly<Record<string, Render>> = {
   footprint: (r) => footprintSection(r as PartResult<FootprintData>),
   runtime: (r, title) => runtimeSection(r as PartResult<RuntimeData>, title),
   'ops-flood': (r, title) => opsFloodSection(r as PartResult<OpsFloodData>, title),
+  'node-lock': (r, title) => nodeLockSection(r as PartResult<NodeLockData>, title),
   'real-node': (r, title, results) => realNodeSection(r as PartResult<RealNodeData>, title, results.get('reaction-latency') as PartResult<ReactionLatencyData> | undefined),
 };
 
@@ -125,7 +129,7 @@ ${cgroupV2RaceSection()}
 \`\`\`
 npm run bench                       # everything, about half an hour; rewrites this page
 npm run bench -- --quick            # a smoke check, a few minutes (writes to a scratch directory)
-npm run bench -- --part oom-race    # one part: oom-race, reaction-latency, node-cost, footprint, runtime, real-node, ops-flood
+npm run bench -- --part oom-race    # one part: oom-race, reaction-latency, node-cost, footprint, runtime, real-node, ops-flood, node-lock
 \`\`\`
 
 It needs root and a cgroup v1 memory hierarchy with \`cgroup.event_control\` at \`/sys/fs/cgroup/memory\`
