@@ -68,6 +68,8 @@ export interface ObjectMeta {
   labels?: Record<string, string>;
   ownerReferences?: OwnerReference[];
   deletionTimestamp?: string | Date | null;
+  /** The grace period of a deletion under way, in seconds (set with deletionTimestamp). */
+  deletionGracePeriodSeconds?: number | null;
   creationTimestamp?: string | Date | null;
 }
 

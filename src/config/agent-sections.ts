@@ -118,6 +118,7 @@ export function actionsSection(r: SettingReaders, actions: Mutable<ActionSetting
     localTermination: (e) => r.bool(e, (v) => (actions.localTermination = v)),
     localTerminationGracePeriod: (e) => r.duration(e, (ms) => (actions.localTerminationGracePeriodMs = ms)),
     podCleanupTimeout: (e) => r.duration(e, (ms) => (actions.podCleanupTimeoutMs = ms)),
+    escalationTimeout: (e) => r.duration(e, (ms) => (actions.escalationTimeoutMs = ms)),
     setDisruptionTargetCondition: (e) => r.bool(e, (v) => (actions.setDisruptionTargetCondition = v)),
   };
 }

@@ -88,6 +88,7 @@ export const DURATION_BOUNDS_MS: Readonly<Record<string, DurationBounds>> = Obje
   'notifier.fastCheckMaxInterval': { minMs: 1, maxMs: 10_000 },
   'actions.localTerminationGracePeriod': { minMs: 0, maxMs: 10 * 60_000 },
   'actions.podCleanupTimeout': { minMs: 1000, maxMs: 10 * 60_000 },
+  'actions.escalationTimeout': { minMs: 1000, maxMs: 10 * 60_000 },
   'taintEviction.evictionApiDeadline': { minMs: 0, maxMs: 60 * 60_000 },
   'oomKills.scanInterval': { minMs: 1000, maxMs: 10 * 60_000, why: 'the scan walks every pod\'s cgroups' },
   'oomKills.kernelLogWait': { minMs: 0, maxMs: 5000, why: 'past it, a report would lag the kill noticeably' },
@@ -143,6 +144,9 @@ export function defaultAgentSettings(): AgentSettings {
       localTermination: true,
       localTerminationGracePeriodMs: null,
       podCleanupTimeoutMs: 30_000,
+      // A killed process frees its memory in milliseconds; one that has not within seconds is stuck
+      // (in the kernel, or a pod whose deletion the kubelet is slow to act on), and pressure is not.
+      escalationTimeoutMs: 5_000,
       setDisruptionTargetCondition: true,
     },
     reporting: {

@@ -144,6 +144,24 @@ export class EvictionExecutor {
     return isHard(eviction) && this.settings.localTermination && eviction.reason.kind === 'threshold' && isMemorySignal(eviction.reason.signal);
   }
 
+  /**
+   * A pod evicted for a hard threshold that has not freed what it holds within the escalation
+   * timeout: the next decision passes it over. Said once per pod: log, Event, metric.
+   */
+  reportEscalation(pod: Pod, signal: string, elapsedMs: number, localKill: boolean): void {
+    const kind = localKill ? 'local' : 'api';
+    this.deps.metrics.escalations.inc({ signal, kind });
+    const held = localKill ? 'its processes are still in its cgroup' : 'it is still on the API server';
+    const message = `Evicted ${Math.round(elapsedMs)} ms ago for ${signal} and ${held}: the next ranked pod is evicted instead of waiting for it`;
+    this.log.warn('escalating past a pod that has not freed its resources', { pod: podKey(pod), signal, elapsedMs: Math.round(elapsedMs), kind });
+    if (!this.settings.dryRun) this.recordPodEvent(pod, { type: 'Warning', reason: 'EvictionEscalated', message });
+  }
+
+  /** The grace period a local kill of this eviction gives the pod's processes before SIGKILL. */
+  localGracePeriodMs(eviction: Eviction): number {
+    return this.settings.localTerminationGracePeriodMs ?? eviction.gracePeriodSeconds * 1000;
+  }
+
   /** Resolves once every request and Event started so far has been answered (stop, tests). */
   async settled(): Promise<void> {
     while (this.requests.size > 0 || this.events.size > 0) await Promise.all([this.requests.settled(), this.events.settled()]);
@@ -326,7 +344,11 @@ export class EvictionExecutor {
       }
       return 'accepted';
     }
-    if ('skip' in cached) {
+    // A pod already terminating with a longer grace period (a soft eviction, a user's deletion) is
+    // deleted again with the hard one: the API server shortens its grace period, so a hard eviction
+    // never waits behind a long graceful shutdown (the kubelet's stuck case).
+    const shorten = 'skip' in cached && hard && action === 'delete' && this.terminatingLonger(eviction);
+    if ('skip' in cached && !shorten) {
       note(action, 'skipped', cached.message);
       return 'gone';
     }
@@ -338,8 +360,10 @@ export class EvictionExecutor {
     } catch (err) {
       return this.failed(eviction, action, false, 0, errorMessage(err), note);
     }
-    const checked = this.recheck(eviction.pod, fresh);
-    if ('skip' in checked) return this.passOver(key, action, checked, note);
+    const rechecked = this.recheck(eviction.pod, fresh);
+    if ('skip' in rechecked && !(shorten && rechecked.skip === 'terminating' && fresh !== null)) return this.passOver(key, action, rechecked, note);
+    const checked = 'skip' in rechecked ? { pod: fresh as Pod } : rechecked;
+    if (shorten) this.log.warn('shortening the grace period of a terminating pod for a hard eviction', { pod: key, signal, fromSeconds: checked.pod.metadata.deletionGracePeriodSeconds ?? null, toSeconds: eviction.gracePeriodSeconds });
 
     // 4. The request. The kubelet records the Evicted event before killing; it goes out beside the
     //    DELETE here. A soft eviction may still be refused by a budget, so its event waits for the answer.
@@ -366,6 +390,13 @@ export class EvictionExecutor {
     }
   }
 
+  // Whether the pod, as the watch sees it, is terminating with a grace period longer than this eviction's.
+  private terminatingLonger(eviction: Eviction): boolean {
+    const current = this.deps.cluster.pods().find((p) => p.metadata.uid === eviction.pod.metadata.uid);
+    const grace = current?.metadata.deletionGracePeriodSeconds;
+    return typeof grace !== 'number' || grace > eviction.gracePeriodSeconds;
+  }
+
   // Records an attempt (in the report while the pass lasts, in the metrics always).
   private noter(key: string, signal: string, attempts: { pod: string; action: string; result: string; message?: string }[]): Note {
     return (act, res, message) => {
@@ -380,7 +411,7 @@ export class EvictionExecutor {
   // the signals; what it reports is noted when the terminator answers.
   private endLocally(eviction: Eviction, notifiedAtMs: number | null, note: Note): void {
     const key = podKey(eviction.pod);
-    const graceMs = this.settings.localTerminationGracePeriodMs ?? eviction.gracePeriodSeconds * 1000;
+    const graceMs = this.localGracePeriodMs(eviction);
     const ended = this.deps.terminator.terminate(eviction.pod, graceMs);
     this.observeLatency(notifiedAtMs, 'local-termination');
     const signal = signalLabel(eviction);

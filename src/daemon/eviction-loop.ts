@@ -7,8 +7,10 @@
 // After an eviction it waits, at most the pod cleanup timeout, polling every second, until the
 // evicted pods are gone before evicting again, except to escalate to a hard eviction, and never
 // while a pod ended locally still has processes, nor on figures observed before they were gone
-// (the kubelet's wait for pod cleanup, on local evidence: its pod cgroup removed). Reporting the
-// node's conditions never holds the loop up. All waiting goes through the injected clock.
+// (the kubelet's wait for pod cleanup, on local evidence: its pod cgroup removed). A pod evicted for a
+// hard threshold holds the next decision up at most the escalation timeout: past it, still holding
+// its memory (or still there), it is passed over and the next ranked pod is evicted (escalation.md).
+// Reporting the node's conditions never holds the loop up. All waiting goes through the injected clock.
 
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
@@ -30,6 +32,8 @@ export type SyncTrigger = 'housekeeping' | 'notifier' | 'grace-period' | 'evicti
 export interface LoopSettings {
   readonly housekeepingIntervalMs: number;
   readonly podCleanupTimeoutMs: number;
+  /** How long a pod evicted for a hard threshold may hold up the next decision (5 s when omitted). */
+  readonly escalationTimeoutMs?: number;
 }
 
 export interface LoopDeps {
@@ -60,6 +64,7 @@ const POD_CLEANUP_POLL_MS = 1000;
 // Without a way to count a locally ended pod's processes, they are taken to be gone this long
 // after its grace period.
 const LOCAL_KILL_SLACK_MS = 2000;
+const DEFAULT_ESCALATION_TIMEOUT_MS = 5000;
 
 /** An evicted pod the loop waits for. */
 interface AwaitedPod {
@@ -69,6 +74,12 @@ interface AwaitedPod {
   /** When its processes are taken to be gone if they cannot be counted. */
   readonly endsByMs: number;
   processesGone: boolean;
+  /** When it was evicted, whether for a hard threshold (only those escalate), and for what. */
+  readonly evictedAtMs: number;
+  readonly hard: boolean;
+  readonly signal: string;
+  /** Passed over once already: it no longer holds anything up, and is reported once. */
+  escalated: boolean;
 }
 
 // The kubelet's "active pods": bound to this node and not terminal.
@@ -164,13 +175,16 @@ export class EvictionLoop {
     if (!this.deps.podStats.memoryRankable) return;
     if (this.localKillInProgress()) return;
     this.shortcutRunning = true;
+    // A pod evicted for a hard threshold that has not freed its memory in time is not chosen again.
+    const stuck = this.stuckPods(clock.nowMs());
     try {
-      const outcome = memoryShortcut(manager, reader, activePods(cluster.pods()));
+      const outcome = memoryShortcut(manager, reader, activePods(cluster.pods()).filter((p) => !stuck.has(p.metadata.uid ?? podKey(p))));
       if (outcome.kind === 'evict') {
         const { eviction } = outcome;
         // The kill happens inside this call, before its first await.
         const executed = executor.execute({ nowMs: clock.nowMs(), reclaim: outcome.reclaim, evictions: [eviction], fallbacks: [] }, notifiedAtMs);
-        this.awaitPods([eviction.pod], true, eviction.gracePeriodSeconds * 1000);
+        this.awaitPods([eviction.pod], true, executor.localGracePeriodMs(eviction), { hard: true, signal: outcome.reclaim.threshold.signal });
+        this.reportEscalations(clock.nowMs(), stuck);
         // The node reports the pressure the kill answered, as after a full pass that evicts.
         manager.commitHardMemoryPressure(outcome.pressure, clock.nowMs());
         void executed.then((report) => {
@@ -189,10 +203,12 @@ export class EvictionLoop {
     }
   }
 
-  private awaitPods(pods: readonly Pod[], localKill: boolean, gracePeriodMs: number): void {
+  private awaitPods(pods: readonly Pod[], localKill: boolean, gracePeriodMs: number, reason: { hard: boolean; signal: string }): void {
     const nowMs = this.deps.clock.nowMs();
     const awaiting = this.awaiting ?? { pods: new Map<string, AwaitedPod>(), untilMs: 0 };
-    for (const pod of pods) awaiting.pods.set(pod.metadata.uid ?? podKey(pod), { pod, localKill, endsByMs: nowMs + gracePeriodMs + LOCAL_KILL_SLACK_MS, processesGone: false });
+    for (const pod of pods) {
+      awaiting.pods.set(pod.metadata.uid ?? podKey(pod), { pod, localKill, endsByMs: nowMs + gracePeriodMs + LOCAL_KILL_SLACK_MS, processesGone: false, evictedAtMs: nowMs, ...reason, escalated: false });
+    }
     if (localKill) this.localKillCount++;
     awaiting.untilMs = nowMs + this.settings.podCleanupTimeoutMs;
     this.awaiting = awaiting;
@@ -204,8 +220,45 @@ export class EvictionLoop {
     if (this.awaiting === null) return false;
     const nowMs = this.deps.clock.nowMs();
     if (nowMs >= this.awaiting.untilMs) return false;
-    for (const awaited of this.awaiting.pods.values()) if (!this.processesGone(awaited, nowMs)) return true;
+    for (const awaited of this.awaiting.pods.values()) if (!this.pastEscalation(awaited, nowMs) && !this.processesGone(awaited, nowMs)) return true;
     return false;
+  }
+
+  private get escalationTimeoutMs(): number {
+    return this.settings.escalationTimeoutMs ?? DEFAULT_ESCALATION_TIMEOUT_MS;
+  }
+
+  // A pod evicted for a hard threshold holds nothing up past the escalation timeout.
+  private pastEscalation(awaited: AwaitedPod, nowMs: number): boolean {
+    return awaited.hard && nowMs - awaited.evictedAtMs >= this.escalationTimeoutMs;
+  }
+
+  // The pods evicted for a hard threshold longer ago than the escalation timeout that still hold
+  // what they held: processes in their cgroup (ended locally), or still on the API server.
+  private stuckPods(nowMs: number): Map<string, AwaitedPod> {
+    const stuck = new Map<string, AwaitedPod>();
+    if (this.awaiting === null) return stuck;
+    const present = new Set(this.deps.cluster.pods().map((p) => p.metadata.uid));
+    for (const [uid, awaited] of this.awaiting.pods) {
+      if (!this.pastEscalation(awaited, nowMs)) continue;
+      if (awaited.localKill ? !this.processesGone(awaited, nowMs) : present.has(uid)) stuck.set(uid, awaited);
+    }
+    return stuck;
+  }
+
+  // An escalation is due: a stuck pod not yet passed over (an eviction-wait pass then decides).
+  private escalationDue(nowMs: number): boolean {
+    for (const awaited of this.stuckPods(nowMs).values()) if (!awaited.escalated) return true;
+    return false;
+  }
+
+  // Each stuck pod is reported once, when the decision first passes it over.
+  private reportEscalations(nowMs: number, stuck: ReadonlyMap<string, AwaitedPod>): void {
+    for (const awaited of stuck.values()) {
+      if (awaited.escalated) continue;
+      awaited.escalated = true;
+      this.deps.executor.reportEscalation(awaited.pod, awaited.signal, nowMs - awaited.evictedAtMs, awaited.localKill);
+    }
   }
 
   // Whether an awaited pod's processes are gone (always, for a pod not ended locally).
@@ -252,8 +305,8 @@ export class EvictionLoop {
       if (this.awaiting.pods.size === 0 || startedMs >= this.awaiting.untilMs) {
         if (this.awaiting.pods.size > 0) this.log.warn('evicted pods still present after the cleanup timeout', { uids: [...this.awaiting.pods.keys()] });
         this.awaiting = null;
-      } else if (trigger === 'eviction-wait' && !(this.recheckAfterLocalKill && !this.localKillInProgress())) {
-        return null; // Still waiting: nothing to do until the pods are gone or a notification arrives.
+      } else if (trigger === 'eviction-wait' && !(this.recheckAfterLocalKill && !this.localKillInProgress()) && !this.escalationDue(startedMs)) {
+        return null; // Still waiting: nothing to do until the pods are gone, one is stuck, or a notification arrives.
       }
     }
     this.recheckAfterLocalKill = false;
@@ -278,7 +331,7 @@ export class EvictionLoop {
     notifier.updateThresholds(observation.summary, this.deps.thresholds());
 
     const nowMs = clock.nowMs();
-    const result = manager.synchronize({
+    const decided = manager.synchronize({
       nowMs,
       summary: observation.summary,
       pods,
@@ -286,6 +339,10 @@ export class EvictionLoop {
       splitContainerFs: observation.splitContainerFs,
       unrankableSignals: podStats.assess(observation, pods, nowMs),
     });
+    // Pods that were evicted for a hard threshold and have not freed what they hold in time are
+    // passed over: the next ranked pod is evicted instead of waiting on them.
+    const stuck = this.stuckPods(nowMs);
+    const result = this.passOverStuck(decided, stuck);
     metrics.syncDuration.observe({ trigger }, (clock.nowMs() - startedMs) / 1000);
     this.wakeAtGracePeriodEnd(result.nextGracePeriodEndMs);
     this.record(result);
@@ -303,17 +360,34 @@ export class EvictionLoop {
       } else {
         // While evicted pods are terminating, only a hard (or local-storage) eviction goes ahead:
         // an escalation must not wait behind a slow graceful shutdown.
+        if (result !== decided) this.reportEscalations(nowMs, stuck);
         const report = await executor.execute(result, notifiedAtMs, { hardOnly: this.awaiting !== null });
         for (const attempt of report.attempts) this.log.info('eviction attempt', { ...attempt });
         for (const pod of report.evicted) {
           const eviction = result.evictions.find((e) => e.pod.metadata.uid === pod.metadata.uid) ?? result.fallbacks.find((e) => e.pod.metadata.uid === pod.metadata.uid);
-          this.awaitPods([pod], eviction !== undefined && executor.endsLocally(eviction), (eviction?.gracePeriodSeconds ?? 0) * 1000);
+          const reason = eviction?.reason;
+          const hard = reason === undefined || reason.kind === 'local-storage' || reason.hard;
+          const signal = reason === undefined ? '' : reason.kind === 'threshold' ? reason.signal : reason.limit;
+          const localKill = eviction !== undefined && executor.endsLocally(eviction);
+          // Uncounted processes of a pod ended locally are taken to be gone after the local grace period.
+          this.awaitPods([pod], localKill, eviction === undefined ? 0 : localKill ? executor.localGracePeriodMs(eviction) : eviction.gracePeriodSeconds * 1000, { hard, signal });
         }
       }
     }
     this.report(result, trigger);
     this.lastSyncAtMs = clock.nowMs();
     return result;
+  }
+
+  // The decision without the stuck pods among its candidates: the first of the others is evicted,
+  // the rest are its fallbacks. Local-storage evictions name every violator and are left as they are.
+  private passOverStuck(result: SynchronizeResult, stuck: ReadonlyMap<string, AwaitedPod>): SynchronizeResult {
+    const first = result.evictions[0];
+    if (stuck.size === 0 || first === undefined || first.reason.kind !== 'threshold') return result;
+    const candidates = [...result.evictions, ...result.fallbacks];
+    const others = candidates.filter((e) => !stuck.has(e.pod.metadata.uid ?? podKey(e.pod)));
+    if (others.length === candidates.length) return result;
+    return { ...result, evictions: others.slice(0, 1), fallbacks: others.slice(1) };
   }
 
   // Beyond the kubelet, which acts on an elapsed grace period at its next periodic pass: a pass is

@@ -27,6 +27,7 @@ export interface AgentMetrics {
   readonly apiErrors: Counter<'operation' | 'status'>;
   readonly taintEvictions: Counter<'action' | 'result'>;
   readonly softEvictionsHeld: Counter<'signal'>;
+  readonly escalations: Counter<'signal' | 'kind'>;
   readonly evictionStorms: Counter<'kind'>;
   readonly kernelOomKills: Counter<'kind' | 'agent_state'>;
   readonly kernelOomDetection: Histogram<'source'>;
@@ -84,6 +85,11 @@ export function createAgentMetrics(withDefaults = true): AgentMetrics {
     refusedPods: gauge('refused_pods', 'Pods the API server lists for this node that the agent never acts on, by reason (uid, name, other-node); each is logged', ['reason']),
     apiErrors: counter('api_errors_total', 'Failed Kubernetes API calls, by operation and HTTP status (0: not reached)', ['operation', 'status']),
     taintEvictions: counter('taint_evictions_total', 'NoExecute taint evictions, by action (scheduled, cancelled, deleted) and result', ['action', 'result']),
+    escalations: counter(
+      'escalations_total',
+      'Pods evicted for a hard threshold that had not freed what they held within actions.escalationTimeout, passed over for the next ranked pod, by signal and kind (local: processes still in its cgroup; api: still on the API server)',
+      ['signal', 'kind'],
+    ),
     softEvictionsHeld: counter('soft_evictions_held_total', 'Soft evictions held back by the per-node budget (stormGuard.softEvictionBudget), by signal', ['signal']),
     evictionStorms: counter('eviction_storms_total', 'Owners whose evicted pods reached stormGuard.owners.eventThreshold within its window (each reported once a window), by owner kind', ['kind']),
     kernelOomKills: counter(

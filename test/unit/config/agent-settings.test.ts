@@ -60,6 +60,7 @@ describe('agent settings', () => {
         localTermination: false,
         localTerminationGracePeriodMs: 2000,
         podCleanupTimeoutMs: 45_000,
+        escalationTimeoutMs: 7000,
         setDisruptionTargetCondition: false,
       },
       reporting: {
@@ -125,6 +126,7 @@ describe('agent settings', () => {
       localTermination: true,
       localTerminationGracePeriodMs: null,
       podCleanupTimeoutMs: 30_000,
+      escalationTimeoutMs: 5000,
       setDisruptionTargetCondition: true,
     });
     expect(settings.reporting).toEqual({

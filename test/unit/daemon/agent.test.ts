@@ -239,6 +239,30 @@ describe('the agent on a node under memory pressure', () => {
     expect(cluster.actions.callsOf('deletePod')).toEqual([]);
   });
 
+  test('a pod ended locally that still holds its memory past the escalation timeout is passed over for the next ranked pod, once', async () => {
+    // A 30 s local grace period: the leak ignores SIGTERM, and its processes are taken to be there until 32 s.
+    harness = await start(`${HARD_AND_SOFT}actions:\n  localTerminationGracePeriod: 30s\n  escalationTimeout: 5s\n`);
+    const { clock, cluster, notifier, terminator, setAvailable, agent, logger } = harness;
+    setAvailable(300 * Mi);
+    notifier.fire(clock.nowMs());
+    await flushMicrotasks();
+    expect(terminator.calls.map((c) => c.uid)).toEqual([UID.leaky]);
+    // Within the escalation timeout the leak holds the decision, notifications or not.
+    await clock.stepAsync(2_000);
+    notifier.fire(clock.nowMs());
+    await clock.stepAsync(2_000);
+    expect(terminator.calls.map((c) => c.uid)).toEqual([UID.leaky]);
+    // Past it (5 s), still short: the cleanup poll's pass ends the next ranked pod, without a notification.
+    await clock.stepAsync(2_000);
+    expect(terminator.calls.map((c) => c.uid)).toEqual([UID.leaky, UID.batch]);
+    expect(logger.find('escalating past a pod that has not freed its resources', { pod: 'default/leaky', kind: 'local' })).toHaveLength(1);
+    expect(cluster.events.events.filter((e) => e.reason === 'EvictionEscalated').map((e) => e.type)).toEqual(['Warning']);
+    expect(await metric(agent, 'kube_eviction_agent_escalations_total')).toMatch(/signal="memory.available",kind="local"\} 1/);
+    // Then batch is stuck too and only the critical pod is left: nobody else is ended, nobody twice.
+    await clock.stepAsync(20_000);
+    expect(terminator.calls.map((c) => c.uid)).toEqual([UID.leaky, UID.batch]);
+  });
+
   // A pass whose node figures were read while the pod ended locally still had processes (here:
   // before its grace period and slack ran out) decides on memory the pod may still hold: it never
   // ends a second pod on them, and a pass on figures read after the processes are gone decides.

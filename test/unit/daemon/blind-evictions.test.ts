@@ -21,8 +21,10 @@ import { fixturesDir, lostPod, podA, podB, podC } from '../../fixtures/cgroup-tr
 import { TEST_HOST, testNode } from '../../fixtures/host-identity.js';
 import { observeSettings } from '../../fixtures/settings.js';
 
-// The fixture node's memory.available is about 6.2e9 bytes: a hard threshold of 7Gi is met.
-const CONFIG = 'evictionHard:\n  memory.available: 7Gi\nenforceNodeAllocatable: []\nhousekeepingInterval: 10s\n';
+// The fixture node's memory.available is about 6.2e9 bytes: a hard threshold of 7Gi is met. The
+// fixture's files never change, so an evicted pod never frees its memory: the escalation timeout is
+// set past the passes these tests run, which are about the first choice.
+const CONFIG = 'evictionHard:\n  memory.available: 7Gi\nenforceNodeAllocatable: []\nhousekeepingInterval: 10s\nactions:\n  escalationTimeout: 10m\n';
 const NOW_MS = Date.UTC(2026, 10, 1, 12);
 
 // The pod with its containers running since `startedMs`, as the kubelet reports a running pod.
