@@ -81,6 +81,8 @@ export interface NodeLockGateDeps {
   readonly podGone: (uid: string) => boolean;
   /** Called once this agent holds the lock, with what the previous holder published (when recent enough to trust). */
   readonly onTakeover: (previous: { readonly engine: CarriedEngineState | null; readonly inFlight: readonly InFlightEviction[]; readonly holder: AgentInstance } | null) => void;
+  /** Called when this agent finds it lost the lock (it stands by from then on). */
+  readonly onLost?: () => void;
 }
 
 const UID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$|^[0-9a-f]{32}$/;
@@ -379,6 +381,7 @@ export class NodeLockGate {
     this.metrics?.losses.inc();
     this.setMetrics();
     this.log.error('node lock lost: the lock file was moved aside (this agent was taken to be hung); acting stops now', { directory: this.deps.lock.directory, lockFileId: this.lockFileId });
+    this.deps.onLost?.();
     void this.deps.events.nodeEvent({ type: 'Warning', reason: 'NodeLockLost', message: `Agent ${describeInstance(this.deps.self)} lost the node lock in ${this.deps.lock.directory} (taken to be hung) and stopped acting` }).catch(() => undefined);
   }
 

@@ -48,7 +48,7 @@ afterEach(async () => {
   rmSync(lockDir, { recursive: true, force: true });
 });
 
-async function startOnNode(clock: FakeClock, cluster: FakeCluster, name: string, availableBytes: number): Promise<NodeAgent> {
+async function startOnNode(clock: FakeClock, cluster: FakeCluster, name: string, availableBytes: number, configYaml = CONFIG): Promise<NodeAgent> {
   const observer = new FakeObserver();
   observer.summary = memorySummary(8 * Gi, availableBytes, USAGE);
   const notifier = new FakeNotifier();
@@ -57,7 +57,7 @@ async function startOnNode(clock: FakeClock, cluster: FakeCluster, name: string,
   const view = Object.assign(cluster.view, { start: async () => {}, stop: async () => {} });
   const self = { pid: name === 'a' ? 1001 : 1002, pod: `kube-system/kea-${name}`, release: 'kea', image: 'kea:1', startedAtMs: clock.nowMs() };
   const agent = await startAgent(
-    { config: parseConfigText(CONFIG, 'test.yaml'), nodeName: 'node-a', reload: null, serverPort: 0 },
+    { config: parseConfigText(configYaml, 'test.yaml'), nodeName: 'node-a', reload: null, serverPort: 0 },
     { cluster: view, actions: cluster.actions, events: cluster.events, nodeReporter: cluster.reporter, observer, notifier, terminator, hostIdentity: TEST_HOST, clock, logger, nodeLock: { lock: createNodeLockFile(lockDir), self } },
   );
   await flushMicrotasks();
@@ -137,4 +137,25 @@ test('the holder stops: the standby takes over within a poll interval, waits for
   await clock.stepAsync(11_000);
   expect(b.terminator.calls).toEqual([{ uid: UID.batch, gracePeriodMs: 1000 }]);
   expect(cluster.actions.callsOf('deletePod').map((c) => c.name)).toEqual(['leaky', 'batch']);
+});
+
+test('NoExecute taint handling is the holder\'s alone, and starts on the standby the moment it takes over', async () => {
+  const clock = new FakeClock(Date.UTC(2026, 10, 1, 12));
+  const node = testNode('node-a');
+  // A deleted pod leaves the view at once (the kubelet removed it).
+  const cluster = fakeCluster({ pods: [], node: { ...node, spec: { taints: [{ key: 'example.com/broken', value: '', effect: 'NoExecute' }] } }, clock, onAccepted: 'remove' });
+  const config = `${CONFIG}taintEviction:\n  enabled: true\n`;
+  const a = await startOnNode(clock, cluster, 'a', 4 * Gi, config);
+  const b = await startOnNode(clock, cluster, 'b', 4 * Gi, config);
+  cluster.view.upsertPod(makePod({ name: 'first', uid: UID.leaky }));
+  await clock.stepAsync(1000);
+  expect(cluster.actions.callsOf('deletePod').map((c) => c.name)).toEqual(['first']);
+  expect(b.logger.lines.some((l) => l.msg.startsWith('not deleting a pod for a NoExecute taint'))).toBe(false);
+  const stopping = a.agent.stop();
+  await clock.stepAsync(50);
+  await stopping;
+  running = running.filter((x) => x !== a);
+  cluster.view.upsertPod(makePod({ name: 'second', uid: UID.batch }));
+  await clock.stepAsync(1000);
+  expect(cluster.actions.callsOf('deletePod').map((c) => c.name)).toEqual(['first', 'second']);
 });
