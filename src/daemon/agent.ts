@@ -395,6 +395,7 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
   const deps: AgentDeps = { ...tracked, cluster: nodePods };
   // The parts exist before the lock is first tried (start-up, below): its callbacks reach them then.
   let partsRef: AgentParts | null = null;
+  let partsStarted = false;
   const lock =
     deps.nodeLock === undefined
       ? null
@@ -422,7 +423,10 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
               if (partsRef === null) return;
               if (previous?.engine) partsRef.manager.adoptCarriedState(previous.engine, deps.clock.nowMs());
               partsRef.loop.wake('startup', null);
+              // NoExecute taint handling waits while the agent may not act: it starts now (at start-up, it starts with the rest).
+              if (partsStarted) partsRef.taints.setAllowed(true);
             },
+            onLost: () => partsRef?.taints.setAllowed(false),
           },
         );
   const parts = buildParts(options, deps, live, metrics, events, lock);
@@ -497,6 +501,7 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
     parts.identity.start();
     oomKills?.start();
     parts.taints.start();
+    partsStarted = true;
     parts.loop.start();
     watcher?.start();
   } catch (err) {
