@@ -405,6 +405,7 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
             heartbeatIntervalMs: DEFAULT_NODE_LOCK_HEARTBEAT_INTERVAL_MS,
             hungHolderMs: live.current.agent.nodeLock.hungHolderTimeoutMs,
             podCleanupTimeoutMs: live.current.agent.actions.podCleanupTimeoutMs,
+            inheritedHoldMs: live.current.agent.actions.escalationTimeoutMs,
           },
           {
             lock: deps.nodeLock.lock,

@@ -61,8 +61,14 @@ export interface NodeLockSettings {
   readonly heartbeatIntervalMs: number;
   /** A holder whose heartbeat is older than this is hung (frozen, stopped): its lock is broken. */
   readonly hungHolderMs: number;
-  /** How long an eviction stays in flight (and a successor waits for its pod): the pod cleanup timeout. */
+  /** How long an eviction stays in flight (published for a successor): the pod cleanup timeout. */
   readonly podCleanupTimeoutMs: number;
+  /**
+   * How long a successor holds its evictions for a pod the previous holder evicted (at most the pod
+   * cleanup timeout): the escalation timeout, so a takeover never holds an escalation back longer
+   * than the holder itself would have.
+   */
+  readonly inheritedHoldMs?: number;
 }
 
 export const DEFAULT_NODE_LOCK_POLL_INTERVAL_MS = 20;
@@ -244,7 +250,8 @@ export class NodeLockGate {
     const refused = this.refusal();
     if (refused !== null || this.inherited.length === 0) return refused;
     const nowMs = this.deps.clock.nowMs();
-    this.inherited = this.inherited.filter((e) => nowMs < e.atMs + this.settings.podCleanupTimeoutMs && !this.deps.podGone(e.uid));
+    const holdMs = Math.min(this.settings.inheritedHoldMs ?? Infinity, this.settings.podCleanupTimeoutMs);
+    this.inherited = this.inherited.filter((e) => nowMs < e.atMs + holdMs && !this.deps.podGone(e.uid));
     const first = this.inherited[0];
     return first === undefined ? null : `waiting for ${first.pod}, evicted by the previous lock holder, to terminate`;
   }

@@ -42,7 +42,7 @@ function instance(pid: number, pod: string | null, release: string | null): Agen
   return { pid, pod, release, image: `kea:${release ?? 'dev'}`, startedAtMs: 1 };
 }
 
-function agent(clock: FakeClock, self: AgentInstance, directory = dir): Agent {
+function agent(clock: FakeClock, self: AgentInstance, directory = dir, settings: NodeLockSettings = SETTINGS): Agent {
   const events: AgentEvent[] = [];
   const recorder: EventRecorder = { podEvent: async () => {}, nodeEvent: async (e) => void events.push(e), objectEvent: async () => {} };
   const logger = new RecordingLogger();
@@ -58,7 +58,7 @@ function agent(clock: FakeClock, self: AgentInstance, directory = dir): Agent {
     gone: new Set(),
     gate: null as unknown as NodeLockGate,
   };
-  (a as { gate: NodeLockGate }).gate = new NodeLockGate(SETTINGS, {
+  (a as { gate: NodeLockGate }).gate = new NodeLockGate(settings, {
     lock,
     self,
     clock,
@@ -153,7 +153,7 @@ test('an eviction in flight when the holder dies is waited for by the successor 
   b.gate.stop();
 });
 
-test('an inherited eviction whose pod never goes is waited for only until the pod cleanup timeout', async () => {
+test('an inherited eviction whose pod never goes is waited for only until the escalation timeout (at most the pod cleanup timeout)', async () => {
   const clock = new FakeClock();
   const a = agent(clock, instance(101, 'kube-system/kea-a', 'kea'));
   a.gate.start();
@@ -165,6 +165,17 @@ test('an inherited eviction whose pod never goes is waited for only until the po
   await clock.stepAsync(SETTINGS.podCleanupTimeoutMs);
   expect(b.gate.evictionRefusal()).toBeNull();
   b.gate.stop();
+  // With an escalation timeout of 5 s, a successor holds back no longer than the holder would have.
+  await a.gate.track({ actions, terminator }).actions.evictPod({ ...VICTIM, metadata: { ...VICTIM.metadata } }, 2);
+  const c = agent(clock, instance(303, 'kube-system/kea-c', 'kea'), dir, { ...SETTINGS, inheritedHoldMs: 5000 });
+  a.gate.start();
+  a.lock.release();
+  c.gate.start();
+  expect(c.gate.evictionRefusal()).not.toBeNull();
+  await clock.stepAsync(5000);
+  expect(c.gate.evictionRefusal()).toBeNull();
+  c.gate.stop();
+  a.gate.stop();
 });
 
 test('a hung holder (its clock frozen) has its lock broken after the hung-holder timeout; woken, it stops acting at once', async () => {
