@@ -65,7 +65,15 @@ export async function explainNode(config: LoadedConfig, options: ExplainOptions)
     // As the running agent does: no eviction for a signal whose pods cannot be measured.
     const coverage = assessStatsCoverage({ summary: observation.summary, pods, nowMs, podCgroupRootProblem: observation.podCgroupRootProblem });
     const unrankableSignals = new Set(coverage.blind ? coverage.signals : []);
-    const result = manager.synchronize({ nowMs, summary: observation.summary, pods, dedicatedImageFs: observation.dedicatedImageFs, splitContainerFs: observation.splitContainerFs, unrankableSignals });
+    const result = manager.synchronize({
+      nowMs,
+      summary: observation.summary,
+      pods,
+      dedicatedImageFs: observation.dedicatedImageFs,
+      splitContainerFs: observation.splitContainerFs,
+      unrankableSignals,
+      ...(observation.hugepages === undefined ? {} : { hugepagesSubtractedBytes: observation.hugepages.subtractedBytes }),
+    });
     const refusal = coverage.blind ? `\nNot ready, refusing to evict: ${coverage.reason}\n` : '';
     const hugepages = hugepageLines(observation.hugepages, config.agent.observe.source === 'kubelet' ? 'kubelet' : 'cgroupfs');
     const problems =

@@ -338,6 +338,7 @@ export class EvictionLoop {
       dedicatedImageFs: observation.dedicatedImageFs,
       splitContainerFs: observation.splitContainerFs,
       unrankableSignals: podStats.assess(observation, pods, nowMs),
+      ...(observation.hugepages === undefined ? {} : { hugepagesSubtractedBytes: observation.hugepages.subtractedBytes }),
     });
     // Pods that were evicted for a hard threshold and have not freed what they hold in time are
     // passed over: the next ranked pod is evicted instead of waiting on them.

@@ -52,7 +52,9 @@ function containerUsage(resource: ResourceName, containerStats: ContainerStats):
  * them). A pod without stats gets the node sentences only and no annotations. Container sentences
  * follow the stats order and match app and init containers by name (never ephemeral containers,
  * which cannot set requests). The pod's own sentence needs the `PodLevelResources` gate
- * (`podLevelResources`, on by default since Kubernetes 1.34).
+ * (`podLevelResources`, on by default since Kubernetes 1.34). `hugepagesSubtractedBytes` is what the
+ * observation subtracted from memory.available for hugepages; when not 0, a memory.available
+ * eviction says so after the threshold sentence.
  */
 export function evictionMessage(
   resource: ResourceName,
@@ -60,12 +62,18 @@ export function evictionMessage(
   stats: StatsFunc,
   thresholdsMet: readonly ThresholdMetInfo[],
   podLevelResources = true,
+  hugepagesSubtractedBytes = 0n,
 ): { message: string; annotations: Record<string, string> } {
   const annotations: Record<string, string> = {};
   let message = `The node was low on resource: ${resource}. `;
   const met = thresholdsMet.find((threshold) => signalToResource[threshold.signal] === resource);
   if (met !== undefined) {
     message += `Threshold quantity: ${formatQuantity(met.quantity)}, available: ${formatQuantity(met.available)}. `;
+    // Beyond the kubelet's wording: the figure a reader would check against free memory left out
+    // the hugepage pools (HugepageAwareEviction), and the message says by how much.
+    if (met.signal === 'memory.available' && hugepagesSubtractedBytes > 0n) {
+      message += `Available excludes ${formatQuantity(quantityFromInteger(hugepagesSubtractedBytes))} of hugepages. `;
+    }
   }
   const podStats = stats(pod);
   if (podStats === undefined) return { message, annotations };

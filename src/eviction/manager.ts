@@ -63,6 +63,9 @@ export class EvictionManager {
   private thresholdsMetState: readonly Threshold[] = [];
   private lastObservations: SignalObservations | null = null;
   private nodeConditionsState: readonly NodeConditionType[] = [];
+  // What the latest pass's observation subtracted for hugepages: its evictions (and the memory
+  // shortcut's, which read the same adjusted figure) quote it.
+  private hugepagesSubtractedBytes = 0n;
 
   // The dry-run thresholds run in an engine of their own: their grace periods, min-reclaim memory
   // and conditions never mix with the live thresholds', so a dry run cannot change what is acted on.
@@ -138,6 +141,7 @@ export class EvictionManager {
   private synchronizeLive(input: SynchronizeInput): SynchronizeResult {
     const notes: SynchronizeNote[] = [];
     const nowMs = input.nowMs;
+    this.hugepagesSubtractedBytes = input.hugepagesSubtractedBytes ?? 0n;
 
     // 1. Nothing to do without thresholds or local storage isolation.
     if (this.config.thresholds.length === 0 && !this.config.localStorageCapacityIsolation) return this.emptyResult(nowMs, notes);
@@ -297,7 +301,7 @@ export class EvictionManager {
     figures: readonly ThresholdMetInfo[],
     statsFunc: StatsFunc,
   ): Eviction {
-    const { message, annotations } = evictionMessage(reclaim.resource, pod, statsFunc, figures, this.featureGates.PodLevelResources);
+    const { message, annotations } = evictionMessage(reclaim.resource, pod, statsFunc, figures, this.featureGates.PodLevelResources, this.hugepagesSubtractedBytes);
     return {
       pod,
       reason: { kind: 'threshold', signal: reclaim.threshold.signal, hard },

@@ -24,6 +24,12 @@ export interface SynchronizeInput {
    * evicted for them. Empty when omitted.
    */
   readonly unrankableSignals?: ReadonlySet<Signal>;
+  /**
+   * What the observation subtracted from node memory.available for hugepages (the kubelet's
+   * HugepageAwareEviction, applied by the cgroupfs source); quoted in a memory.available
+   * eviction's message. 0 when omitted (the kubelet's summary carries its own, unquoted).
+   */
+  readonly hugepagesSubtractedBytes?: bigint;
 }
 
 /** A signal's observed value (kubelet `signalObservation`); numbers exact. */

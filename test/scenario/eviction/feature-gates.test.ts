@@ -4,7 +4,7 @@
 
 import { DECISION_GATE_DEFAULTS, type DecisionFeatureGates } from '../../../src/api/feature-gates.js';
 import { emptyDirVolume, makeContainer, makePod, makePodStats } from '../../fixtures/pods.js';
-import { evictedNames, hardThreshold, makeConfig, messages, quantity, rankedNames, Scenario, SECOND_MS } from './support.js';
+import { evictedNames, hardThreshold, makeConfig, makeSummary, messages, quantity, rankedNames, Scenario, SECOND_MS } from './support.js';
 
 const gates = (overrides: Partial<DecisionFeatureGates>): DecisionFeatureGates => ({ ...DECISION_GATE_DEFAULTS, ...overrides });
 
@@ -137,5 +137,38 @@ describe('InPlacePodVerticalScalingMemoryBackedVolumes', () => {
     scenario.pods = [pod];
     scenario.podStats = [makePodStats(pod, { volumes: { scratch: '1Mi', disk: '2Gi' } })];
     expect(evictedNames(scenario.step(SECOND_MS).sync())).toEqual(['tmpfs']);
+  });
+});
+
+describe('HugepageAwareEviction in the eviction message', () => {
+  // The observer subtracts the pools from memory.available (src/observe); the engine is told by how
+  // much, and a memory.available eviction says so after the kubelet's threshold sentence.
+  function evictionFor(signal: 'memory.available' | 'allocatableMemory.available', hugepagesSubtractedBytes: bigint | undefined): string | undefined {
+    const scenario = new Scenario(makeConfig({ thresholds: [hardThreshold(signal, quantity('1Gi'))] }));
+    const pod = makePod({ name: 'hog' });
+    scenario.node = { memory: { available: '500Mi' }, allocatable: { available: '500Mi' } };
+    scenario.pods = [pod];
+    scenario.podStats = [makePodStats(pod, { workingSetBytes: '2Gi', containerWorkingSetBytes: '2Gi' })];
+    scenario.step(SECOND_MS);
+    const result = scenario.manager.synchronize({
+      nowMs: scenario.clock.nowMs(),
+      summary: makeSummary(scenario.node, scenario.podStats, scenario.clock.nowMs()),
+      pods: scenario.pods,
+      dedicatedImageFs: false,
+      splitContainerFs: false,
+      ...(hugepagesSubtractedBytes === undefined ? {} : { hugepagesSubtractedBytes }),
+    });
+    return result.evictions[0]?.message;
+  }
+
+  test.each([
+    { name: 'hugepages subtracted: said, with the amount', signal: 'memory.available' as const, bytes: 2n * 1024n ** 3n, sentence: true },
+    { name: 'none subtracted (the gate off, no pools, or the kubelet\'s summary): the kubelet\'s message', signal: 'memory.available' as const, bytes: undefined, sentence: false },
+    { name: 'allocatableMemory.available: never adjusted, never said', signal: 'allocatableMemory.available' as const, bytes: 2n * 1024n ** 3n, sentence: false },
+  ])('$name', ({ signal, bytes, sentence }) => {
+    const message = evictionFor(signal, bytes);
+    expect(message).toMatch(/^The node was low on resource: memory\. Threshold quantity: 1Gi, available: 500Mi\. /);
+    if (sentence) expect(message).toContain('Threshold quantity: 1Gi, available: 500Mi. Available excludes 2Gi of hugepages. Container hog was using 2Gi');
+    else expect(message).not.toContain('hugepages');
   });
 });
