@@ -4,7 +4,8 @@
 // HugepageAwareEviction on and once off, and the cgroup observer with the same gate reads the node
 // right before and right after each summary. The kubelet's capacity (availableBytes +
 // workingSetBytes, what the gate changes) must be the agent's to the byte, and its
-// memory.available within 1 MiB of the agent's readings around it.
+// memory.available within 1 MiB of the agent's readings around it; the pods container
+// (allocatableMemory.available) is the same for both, and for both gates.
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -121,6 +122,15 @@ async function compare(gate: boolean, { note }: CaseContext): Promise<void> {
       await sleepMs(1000);
     }
     note('attempts', attempts);
+    // allocatableMemory.available: the kubelet leaves the pods container alone, gate on or off (its
+    // limit, node allocatable, is set without the pools), and so does the agent: same capacity.
+    const pods = (memory: Summary | null | undefined): { availableBytes?: number; workingSetBytes?: number } | undefined => memory?.node.systemContainers?.find((c) => c.name === 'pods')?.memory;
+    const kubeletPods = pods(await summaryOnce());
+    const agentPods = pods((await observer.observe([])).summary);
+    assert.ok(kubeletPods?.availableBytes !== undefined && agentPods?.availableBytes !== undefined, 'no pods container memory');
+    assert.equal(capacity(agentPods), capacity(kubeletPods), "the pods container's capacity");
+    assert.ok(Math.abs(agentPods.availableBytes - kubeletPods.availableBytes) <= TOLERANCE_BYTES, `allocatable available: the agent's ${agentPods.availableBytes}, the kubelet's ${kubeletPods.availableBytes}`);
+    note('podsCapacityMiB', Math.round((capacity(kubeletPods) / MiB) * 100) / 100);
     note('kubeletAvailableMiB', Math.round((kubeletMemory.availableBytes / MiB) * 100) / 100);
     note('agentAvailableMiB', Math.round((before.availableBytes / MiB) * 100) / 100);
     note('differenceKiB', Math.round((kubeletMemory.availableBytes - before.availableBytes) / 1024));
