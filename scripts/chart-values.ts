@@ -81,7 +81,10 @@ const GO_DURATION = '^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)
 const SIGNED_GO_DURATION = '^[-+]?(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$';
 // The signals as properties, not propertyNames: helm reports a propertyNames failure at a wrong path.
 const signalMap = (valueSchema: JsonSchema): JsonSchema => ({ type: 'object', additionalProperties: false, properties: Object.fromEntries(SIGNALS.map((s) => [s, valueSchema])) });
-const QUANTITY_OR_PERCENT: JsonSchema = { type: 'string', minLength: 1 };
+// A quantity as the agent's first check reads one (its regular expression, the API machinery's) or
+// a percentage: never narrower than what the agent accepts (it checks the rest, ranges included),
+// so "lots" or "100Mx" fails at helm template already.
+const QUANTITY_OR_PERCENT: JsonSchema = { type: 'string', pattern: '^([+-]?[0-9.]+[eEinumkKMGTP]*[-+]?[0-9]*|.*%)$' };
 
 // The kubelet's eviction fields: their defaults and types (cmd/kubelet's, as src/config reads them).
 const EVICTION_FIELD_TABLE: Readonly<Record<(typeof EVICTION_FIELDS)[number], { value: unknown; schema: JsonSchema }>> = {

@@ -49,7 +49,7 @@ export const INVALID_VALUES: readonly InvalidValue[] = [
   { set: 'config.housekeepingInterval=1ns', helm: null, checkConfig: 'housekeepingInterval: must be between 1s and 10m: 1ns' },
   {
     set: 'config.evictionHard.memory\\.available=100Mx',
-    helm: null,
+    helm: "at '/config/evictionHard/memory.available': '100Mx' does not match pattern '^([+-]?[0-9.]+[eEinumkKMGTP]*[-+]?[0-9]*|.*%)$'",
     checkConfig: 'evictionHard["memory.available"]: quantities must match the regular expression \'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$\' (value: "100Mx")',
   },
   { set: 'config.reporting.taint.key=bad/key/x', helm: null, checkConfig: 'reporting.taint.key: must be a qualified name such as "example.com/pressure": "bad/key/x"' },

@@ -12,6 +12,9 @@ export const TARGET = { instance: '10.0.0.7:8080', job: 'kube-eviction-agent', n
 
 type Labels = Readonly<Record<string, string>>;
 
+/** What the scenarios take from a /metrics scrape: the families' types and the samples (the demo's or a deployed agent's). */
+export type Scrape = Pick<MetricsCapture, 'types' | 'samples'>;
+
 /** A counter or gauge: its values, one a minute, in promtool's notation (`0+1x30`). */
 interface PlainSeries {
   readonly metric: string;
@@ -91,8 +94,9 @@ export const SCENARIOS: readonly Scenario[] = [
     alert: 'KubeEvictionAgentEvictionFailed',
     severity: 'warning',
     alertLabels: { signal: 'memory.available' },
-    fires: { series: [{ metric: EVICTIONS, labels: { action: 'delete', result: 'failed' }, values: '0 0 0 1 1 1 1' }], evalTime: '5m' },
-    quiet: { series: [{ metric: EVICTIONS, labels: { action: 'delete', result: 'accepted' }, values: '0 1 2 3 4 5 6' }], evalTime: '5m' },
+    // The signal is named: the alert carries it, whichever signal the capture's first sample has.
+    fires: { series: [{ metric: EVICTIONS, labels: { action: 'delete', result: 'failed', signal: 'memory.available' }, values: '0 0 0 1 1 1 1' }], evalTime: '5m' },
+    quiet: { series: [{ metric: EVICTIONS, labels: { action: 'delete', result: 'accepted', signal: 'memory.available' }, values: '0 1 2 3 4 5 6' }], evalTime: '5m' },
   },
   {
     alert: 'KubeEvictionAgentEvictionsBlocked',
@@ -163,7 +167,7 @@ function seriesName(name: string, labels: Labels): string {
 }
 
 // The labels of the capture's first sample of `family` (its real label set), with `overrides`.
-function labelsFrom(capture: MetricsCapture, family: string, sampleName: string, overrides: Labels): Record<string, string> {
+function labelsFrom(capture: Scrape, family: string, sampleName: string, overrides: Labels): Record<string, string> {
   if (!capture.types.has(family)) throw new Error(`scenario names ${family}, which the agent's /metrics does not export`);
   const sample = capture.samples.find((s) => s.name === sampleName && familyOf(s.name, capture.types) === family);
   const base: Record<string, string> = { ...(sample?.labels ?? {}) };
@@ -175,7 +179,7 @@ function labelsFrom(capture: MetricsCapture, family: string, sampleName: string,
   return { ...base, ...overrides, ...TARGET };
 }
 
-function inputSeries(capture: MetricsCapture, spec: SeriesSpec): { series: string; values: string }[] {
+function inputSeries(capture: Scrape, spec: SeriesSpec): { series: string; values: string }[] {
   if ('external' in spec) {
     const labels = KUBE_STATE_METRICS[spec.external];
     if (labels === undefined) throw new Error(`scenario names ${spec.external}, which is neither the agent's nor a kube-state-metrics series the rules read`);
@@ -201,7 +205,7 @@ function inputSeries(capture: MetricsCapture, spec: SeriesSpec): { series: strin
 }
 
 /** The promtool test file: two tests per scenario, one expecting the alert, one expecting none. */
-export function promtoolTests(capture: MetricsCapture, rulesFile: string): string {
+export function promtoolTests(capture: Scrape, rulesFile: string): string {
   const tests = SCENARIOS.flatMap((s) =>
     (['fires', 'quiet'] as const).map((kind) => ({
       name: `${s.alert} ${kind === 'fires' ? 'fires' : 'stays quiet'}`,
