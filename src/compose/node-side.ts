@@ -67,9 +67,11 @@ export function hostObserver(config: LoadedConfig, context: NodeSideContext): No
   });
 }
 
-// The Node's hugepage capacity as the kubelet sums it; unknown until the Node is seen, or when an
-// entry is not a quantity (the host's pools are then used, and the difference reported).
-function nodeHugepageCapacity(node: () => Node | null): () => bigint | undefined {
+/**
+ * The Node's hugepage capacity as the kubelet sums it; unknown until the Node is seen, or when an
+ * entry is not a quantity (the host's pools are then used, and the difference reported).
+ */
+export function nodeHugepageCapacity(node: () => Node | null): () => bigint | undefined {
   return () => {
     try {
       return nodeHugepageCapacityBytes(node()?.status?.capacity, (raw) => quantityValue(parseQuantity(raw)));

@@ -327,3 +327,14 @@ describe('https', () => {
     expect(defaultAgentSettings().observe.kubeletInsecureSkipVerify).toBe(false);
   });
 });
+
+test("a hugepage node's summary is the kubelet's, never adjusted again (the kubelet applied its own HugepageAwareEviction)", async () => {
+  // As the kubelet v1.37.2 served it in the cgroup v2 guest with 192 MiB of hugepages reserved and
+  // the gate on: availableBytes + workingSetBytes is MemTotal less the pools.
+  const memTotalBytes = 2062622720;
+  const hugepagesBytes = 192 * 1024 * 1024;
+  const summary = { ...realSummary, node: { ...realSummary.node, memory: { time: '2026-01-01T00:00:00Z', availableBytes: memTotalBytes - hugepagesBytes - 53e6, workingSetBytes: 53e6, usageBytes: 90e6 } } };
+  const observation = await summaryObserver(await listen(json(summary))).observe([]);
+  expect(observation.summary.node.memory).toEqual(summary.node.memory);
+  expect(observation.hugepages).toBeUndefined();
+});
