@@ -14,6 +14,18 @@ describe('check-config', () => {
     }
   });
 
+  test('the feature gates in force are printed; an unknown gate fails as the kubelet fails', async () => {
+    const kubelet = 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n';
+    const valid = await checkConfigText(`${kubelet}featureGates:\n  HugepageAwareEviction: false\n`);
+    expect(valid.status).toBe(0);
+    expect(valid.stdout).toContain('feature gates that change a decision (kubelet v1.37.2):');
+    expect(valid.stdout).toMatch(/HugepageAwareEviction\s+false\s+set in the file/);
+    expect(valid.stdout).toMatch(/PodLevelResources\s+true\s+default \(beta\)/);
+    const unknown = await checkConfigText(`${kubelet}featureGates:\n  HugePageAwareEviction: false\n`);
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toContain('unrecognized feature gate: HugePageAwareEviction');
+  });
+
   test('the shipped kubelet configuration is accepted, its other fields listed as ignored', () => {
     const result = runCli(['check-config', join(REPO_ROOT, 'examples/config/kubelet-config.yaml')]);
     expect(result.status).toBe(0);
