@@ -112,6 +112,12 @@ export interface PidfdCalls {
   pidfd_open(pid: number): number;
   /** `pidfd_send_signal(pidfd, sig, NULL, 0)`: 0, or -1 with errno (ESRCH once the process has exited). */
   pidfd_send_signal(pidfd: number, signal: number): number;
+  /**
+   * `process_mrelease(pidfd, 0)` (Linux 5.15): reaps the memory of a process that is dying (SIGKILL
+   * pending or exiting) now, in the caller, without waiting for it to exit. 0, or -1 with errno
+   * (ENOSYS on older kernels, EINVAL for a process that is not dying, ESRCH once it is gone).
+   */
+  process_mrelease(pidfd: number): number;
   close(fd: number): number;
   errno(): number;
 }
@@ -120,6 +126,7 @@ export interface PidfdCalls {
 // same on x86_64, arm64 and every other architecture the agent runs on.
 const SYS_PIDFD_SEND_SIGNAL = 424;
 const SYS_PIDFD_OPEN = 434;
+const SYS_PROCESS_MRELEASE = 448;
 
 let loadedPidfd: PidfdCalls | null = null;
 
@@ -144,7 +151,10 @@ export function pidfdCalls(): PidfdCalls {
     open = (pid) => Number(syscall(SYS_PIDFD_OPEN, 'int', pid, 'unsigned int', 0));
     send = (pidfd, signal) => Number(syscall(SYS_PIDFD_SEND_SIGNAL, 'int', pidfd, 'int', signal, 'void *', null, 'unsigned int', 0));
   }
-  loadedPidfd = { pidfd_open: open, pidfd_send_signal: send, close: (fd) => close(fd) as number, errno: () => koffi.errno() };
+  // Always through syscall(2): glibc has a wrapper only since 2.36, and the number is the same everywhere.
+  const syscall = lib.func('long syscall(long number, ...)');
+  const release = (pidfd: number): number => Number(syscall(SYS_PROCESS_MRELEASE, 'int', pidfd, 'unsigned int', 0));
+  loadedPidfd = { pidfd_open: open, pidfd_send_signal: send, process_mrelease: release, close: (fd) => close(fd) as number, errno: () => koffi.errno() };
   return loadedPidfd;
 }
 

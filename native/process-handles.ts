@@ -11,5 +11,13 @@ export interface ProcessHandles {
   open(pid: number): PidFd | null;
   /** `pidfd_send_signal`: true when delivered, false when the process has exited meanwhile (ESRCH). Throws a NativeError otherwise. */
   signal(handle: PidFd, signal: NodeJS.Signals): boolean;
+  /**
+   * `process_mrelease`: frees the memory of a process already killed, at once, in the caller. Absent
+   * on a handle set that cannot (a fake); `unsupported` before Linux 5.15 (ENOSYS) or where a
+   * seccomp profile refuses it; `not-dying` when the process has no SIGKILL pending.
+   */
+  release?(handle: PidFd): ReleaseOutcome;
   close(handle: PidFd): void;
 }
+
+export type ReleaseOutcome = 'released' | 'gone' | 'not-dying' | 'unsupported';
