@@ -41,8 +41,9 @@ function describeMaxPodGracePeriod(seconds: number): string {
  */
 export function formatEffectiveThresholds(cfg: LoadedConfig): string {
   const { eviction } = cfg;
-  const rows = eviction.thresholds.map((threshold, i) => {
-    const source = cfg.thresholdSources[i];
+  const live = eviction.thresholds.map((threshold, i) => ({ threshold, source: cfg.thresholdSources[i], dryRun: false }));
+  const dryRun = (eviction.dryRunThresholds ?? []).map((threshold, i) => ({ threshold, source: cfg.dryRunThresholdSources[i], dryRun: true }));
+  const rows = [...live, ...dryRun].map(({ threshold, source, dryRun: isDryRun }) => {
     const hard = isHardEvictionThreshold(threshold);
     return [
       threshold.signal,
@@ -50,7 +51,7 @@ export function formatEffectiveThresholds(cfg: LoadedConfig): string {
       source?.rawValue ?? '?',
       source?.rawGracePeriod ?? (hard ? '-' : formatGoDuration(threshold.gracePeriodMs)),
       source?.rawMinReclaim ?? '-',
-      source === undefined ? '' : note(threshold, source),
+      `${source === undefined ? '' : note(threshold, source)}${isDryRun ? ' (dry run: reported, never acted on)' : ''}`.trim(),
     ];
   });
   const out: string[] = [`Effective eviction thresholds (${cfg.kind}):`];

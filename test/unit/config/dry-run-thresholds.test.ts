@@ -1,6 +1,7 @@
 // The dryRunThresholds section: which thresholds move from live to dry-run (allocatable copies
 // with their source), and the errors for entries that name no threshold in force.
 
+import { formatEffectiveThresholds } from '../../../src/config/effective-table.js';
 import { parseConfigText } from '../../../src/config/load.js';
 import { ConfigError } from '../../../src/errors.js';
 
@@ -53,6 +54,16 @@ describe('thresholds marked dry-run', () => {
       expect(cfg.dryRunThresholdSources).toHaveLength(tc.dryRun.length);
     });
   }
+
+  test('check-config lists a dry-run threshold among the effective ones, marked as such', () => {
+    const cfg = parseConfigText('evictionHard: {memory.available: 500Mi}\nevictionSoft: {memory.available: 2Gi}\nevictionSoftGracePeriod: {memory.available: 1m}\ndryRunThresholds:\n  evictionSoft: [memory.available]\n', 'test.yaml');
+    const rows = formatEffectiveThresholds(cfg).split('\n').filter((l) => /^\s+(memory|allocatable)/.test(l)).map((l) => l.trim().split(/\s{2,}/));
+    expect(rows).toEqual([
+      ['memory.available', 'hard', '500Mi', '-', '-', 'user'],
+      ['allocatableMemory.available', 'hard', '500Mi', '-', '-', 'allocatable copy of memory.available'],
+      ['memory.available', 'soft', '2Gi', '1m', '-', 'user (dry run: reported, never acted on)'],
+    ]);
+  });
 
   test('without the section the compiled configuration has no dry-run key', () => {
     expect(parseConfigText('evictionHard: {memory.available: 500Mi}\n', 'test.yaml').eviction).not.toHaveProperty('dryRunThresholds');

@@ -6,11 +6,14 @@
 // names.
 
 import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
 import { systemClock } from '../../../../../src/api/clock.js';
 import { silentLogger } from '../../../../../src/api/logger.js';
 import type { Pod } from '../../../../../src/api/pod.js';
 import { observeSettings } from '../../../../fixtures/settings.js';
 import { createPodTerminator } from '../../../../../src/act/pod-terminator.js';
+import { createLibcProcessHandles } from '../../../../../native/libc-process-handles.js';
+import type { ProcessHandles } from '../../../../../native/process-handles.js';
 import { CgroupSandbox, type SandboxProcess } from '../../../../helpers/cgroup-sandbox.js';
 import { hostileUids, NODE_CGROUP_IN_SANDBOX, startBystanders, startScenePod } from '../../../../helpers/terminator-scene.js';
 import { defineSuite, type GuestCase } from '../guest-suite.js';
@@ -125,6 +128,44 @@ export const suite = defineSuite({
   },
   cases: [
     ...POD_LAYOUTS.flatMap(driverCases),
+    {
+      name: 'cgroup.kill then process_mrelease: the killed container\'s memory is back, timed against cgroup.kill alone, for a victim niced behind two busy processes',
+      timeoutMs: 240_000,
+      async run({ note }) {
+        const s = theSandbox();
+        const layout = POD_LAYOUTS[0];
+        if (layout === undefined) throw new Error('no pod layout');
+        const real = createLibcProcessHandles();
+        // The same terminator, with handles that cannot release: the kill alone.
+        const killAlone: ProcessHandles = { open: real.open, signal: real.signal, close: real.close };
+        const terminatorWith = (processes: ProcessHandles) =>
+          createPodTerminator(observeSettings({ hostRoot: '/', cgroupRoot: '/sys/fs/cgroup', cgroupDriver: layout.driver }), { nodeCgroup: s.name, clock: systemClock, logger: silentLogger, processes });
+        const figures: Record<string, number[]> = { killAlone: [], killAndRelease: [] };
+        for (let i = 0; i < 3; i++) {
+          for (const [name, processes] of [['killAlone', killAlone], ['killAndRelease', real]] as const) {
+            const target = newPod(layout, { app: 'f' });
+            const container = target.container('app');
+            await s.startAllocator(container, 128 << 20);
+            // The victim niced to 19 behind two busy processes from the kill on: it waits for a CPU to exit on.
+            for (const pid of cgroupPids(s.resolve(container))) spawnSync('renice', ['-n', '19', '-p', String(pid)]);
+            const busy = [0, 1].map(() => spawn('/bin/sh', ['-c', 'while :; do :; done'], { stdio: 'ignore' }));
+            try {
+              const startedMs = performance.now();
+              await terminatorWith(processes).terminate(target.pod, 0);
+              await waitFor('the container memory to be back', () => Number(s.read(container, 'memory.current')) < 24 << 20, 60_000);
+              figures[name]?.push(performance.now() - startedMs);
+            } finally {
+              for (const child of busy) child.kill('SIGKILL');
+            }
+            await waitFor('the container cgroup to be empty', () => !populated(container), 30_000);
+          }
+        }
+        const median = (values: readonly number[]): number => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? NaN;
+        note('killAloneMedianMs', Math.round(median(figures.killAlone ?? [])));
+        note('killAndReleaseMedianMs', Math.round(median(figures.killAndRelease ?? [])));
+        note('runsMs', JSON.stringify(Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, v.map(Math.round)]))));
+      },
+    },
     {
       name: 'whatever UID the API server sends (traversal, absolute paths, empty, very long, unicode, slashes), nothing outside the pod is signalled',
       async run({ note }) {
