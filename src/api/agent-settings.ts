@@ -95,8 +95,8 @@ export interface ActionSettings {
   /** How long to wait for an evicted pod to be gone before the next pass (kubelet: 30 s). */
   readonly podCleanupTimeoutMs: number;
   /**
-   * How long a pod evicted for a hard threshold (or ended locally) may hold up the next decision
-   * while it has not freed what it holds: past it, the next ranked pod is evicted.
+   * How long after its grace period a pod evicted for a hard threshold (or ended locally) may hold
+   * up the next decision while it has not freed what it holds: past it, the next ranked pod is evicted.
    */
   readonly escalationTimeoutMs: number;
   readonly setDisruptionTargetCondition: boolean;

@@ -8,8 +8,9 @@
 // evicted pods are gone before evicting again, except to escalate to a hard eviction, and never
 // while a pod ended locally still has processes, nor on figures observed before they were gone
 // (the kubelet's wait for pod cleanup, on local evidence: its pod cgroup removed). A pod evicted for a
-// hard threshold holds the next decision up at most the escalation timeout: past it, still holding
-// its memory (or still there), it is passed over and the next ranked pod is evicted (escalation.md).
+// hard threshold holds the next decision up at most its grace period and the escalation timeout:
+// past them, still holding its memory (or still there), it is passed over and the next ranked pod is
+// evicted (escalation.md).
 // Reporting the node's conditions never holds the loop up. All waiting goes through the injected clock.
 
 import type { Clock } from '../api/clock.js';
@@ -74,8 +75,9 @@ interface AwaitedPod {
   /** When its processes are taken to be gone if they cannot be counted. */
   readonly endsByMs: number;
   processesGone: boolean;
-  /** When it was evicted, whether for a hard threshold (only those escalate), and for what. */
+  /** When it was evicted, with what grace period, whether for a hard threshold (only those escalate), and for what. */
   readonly evictedAtMs: number;
+  readonly graceMs: number;
   readonly hard: boolean;
   readonly signal: string;
   /** Passed over once already: it no longer holds anything up, and is reported once. */
@@ -207,7 +209,7 @@ export class EvictionLoop {
     const nowMs = this.deps.clock.nowMs();
     const awaiting = this.awaiting ?? { pods: new Map<string, AwaitedPod>(), untilMs: 0 };
     for (const pod of pods) {
-      awaiting.pods.set(pod.metadata.uid ?? podKey(pod), { pod, localKill, endsByMs: nowMs + gracePeriodMs + LOCAL_KILL_SLACK_MS, processesGone: false, evictedAtMs: nowMs, ...reason, escalated: false });
+      awaiting.pods.set(pod.metadata.uid ?? podKey(pod), { pod, localKill, endsByMs: nowMs + gracePeriodMs + LOCAL_KILL_SLACK_MS, processesGone: false, evictedAtMs: nowMs, graceMs: gracePeriodMs, ...reason, escalated: false });
     }
     if (localKill) this.localKillCount++;
     awaiting.untilMs = nowMs + this.settings.podCleanupTimeoutMs;
@@ -228,9 +230,10 @@ export class EvictionLoop {
     return this.settings.escalationTimeoutMs ?? DEFAULT_ESCALATION_TIMEOUT_MS;
   }
 
-  // A pod evicted for a hard threshold holds nothing up past the escalation timeout.
+  // A pod evicted for a hard threshold holds nothing up once its grace period and the escalation
+  // timeout after it are over: until its grace period ends it may rightly still hold its memory.
   private pastEscalation(awaited: AwaitedPod, nowMs: number): boolean {
-    return awaited.hard && nowMs - awaited.evictedAtMs >= this.escalationTimeoutMs;
+    return awaited.hard && nowMs - awaited.evictedAtMs >= awaited.graceMs + this.escalationTimeoutMs;
   }
 
   // The pods evicted for a hard threshold longer ago than the escalation timeout that still hold

@@ -240,26 +240,28 @@ describe('the agent on a node under memory pressure', () => {
   });
 
   test('a pod ended locally that still holds its memory past the escalation timeout is passed over for the next ranked pod, once', async () => {
-    // A 30 s local grace period: the leak ignores SIGTERM, and its processes are taken to be there until 32 s.
-    harness = await start(`${HARD_AND_SOFT}actions:\n  localTerminationGracePeriod: 30s\n  escalationTimeout: 5s\n`);
+    // The leak's processes cannot be counted here: they are taken to be there until its grace period
+    // (1 s) and 2 s more have passed, so past the grace period and an escalation timeout of 1 s it is stuck.
+    harness = await start(`${HARD_AND_SOFT}actions:\n  escalationTimeout: 1s\n`);
     const { clock, cluster, notifier, terminator, setAvailable, agent, logger } = harness;
     setAvailable(300 * Mi);
     notifier.fire(clock.nowMs());
     await flushMicrotasks();
     expect(terminator.calls.map((c) => c.uid)).toEqual([UID.leaky]);
-    // Within the escalation timeout the leak holds the decision, notifications or not.
-    await clock.stepAsync(2_000);
+    // Within its grace period and the escalation timeout the leak holds the decision, notifications or not.
+    await clock.stepAsync(1_000);
     notifier.fire(clock.nowMs());
-    await clock.stepAsync(2_000);
+    await clock.stepAsync(500);
     expect(terminator.calls.map((c) => c.uid)).toEqual([UID.leaky]);
-    // Past it (5 s), still short: the cleanup poll's pass ends the next ranked pod, without a notification.
-    await clock.stepAsync(2_000);
+    // Past them (2 s), still short: the cleanup poll's pass ends the next ranked pod, without a notification.
+    await clock.stepAsync(500);
     expect(terminator.calls.map((c) => c.uid)).toEqual([UID.leaky, UID.batch]);
     expect(logger.find('escalating past a pod that has not freed its resources', { pod: 'default/leaky', kind: 'local' })).toHaveLength(1);
     expect(cluster.events.events.filter((e) => e.reason === 'EvictionEscalated').map((e) => e.type)).toEqual(['Warning']);
     expect(await metric(agent, 'kube_eviction_agent_escalations_total')).toMatch(/signal="memory.available",kind="local"\} 1/);
-    // Then batch is stuck too and only the critical pod is left: nobody else is ended, nobody twice.
-    await clock.stepAsync(20_000);
+    // The next pass passes the leak over again without ending anyone twice, nor a third pod.
+    notifier.fire(clock.nowMs());
+    await clock.stepAsync(500);
     expect(terminator.calls.map((c) => c.uid)).toEqual([UID.leaky, UID.batch]);
   });
 
