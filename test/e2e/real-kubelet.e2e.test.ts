@@ -5,7 +5,7 @@
 // root directory. The agent must see what the kubelet sees, and act before the kernel and before
 // the kubelet: on memory (fast and slow leaks), PIDs and disk, never on critical or static pods.
 
-import { readdirSync, readFileSync, statfsSync } from 'node:fs';
+import { readFileSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { PodStats, Summary } from '../../src/api/summary.js';
@@ -24,6 +24,7 @@ import { describeReaction } from './harness/port-timeline.js';
 import { nodeImages, RealNode } from './harness/real-node.js';
 import { agentConfig, podCgroupUids, realPod, startRealNodeScenario, type RealNodeScenario } from './harness/real-node-scenario.js';
 import { e2eSuite, type TestContext } from './harness/suite.js';
+import { cgroupProcs, resume, sandboxView, type SandboxView } from './harness/sandbox-view.js';
 import { sleep, waitFor } from './harness/wait.js';
 
 const MiB = 1024 * 1024;
@@ -248,66 +249,6 @@ suite.test('a slow leak (40 MiB/s) is evicted by the agent before the OOM killer
   }, { what: 'the kubelet Summary of the critical and static pods', timeoutMs: 30_000, intervalMs: 1000 });
   for (const name of ['critical', staticName]) expect([name, (podStats(summary, namespace, name)?.memory?.workingSetBytes ?? 0) > leakBytes]).toEqual([name, true]);
 }, 180_000);
-
-// The pod's sandbox as the node shows it: the pod cgroup's child the status does not list (the
-// runtime names it after the sandbox ID), its pause process, and containerd's own word on both.
-interface SandboxView {
-  readonly id: string;
-  readonly pid: number;
-  /** The pause process's start time (/proc/<pid>/stat field 22): the same process, not a reused PID. */
-  readonly startTicks: string;
-  /** containerd's task for the sandbox: its PID and status (`ctr tasks ls`). */
-  readonly task: { readonly pid: number; readonly status: string } | undefined;
-  /** Every sandbox containerd holds for the pod (`ctr containers ls`, by the CRI's labels). */
-  readonly sandboxes: readonly string[];
-}
-
-function procStartTicks(pid: number): string {
-  // Field 22, counted after the command's closing parenthesis (the command may hold spaces).
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
-}
-
-async function sandboxView(node: RealNode, pod: PodLike, podCgroup: string): Promise<SandboxView> {
-  const containerd = node.containerd as NonNullable<RealNode['containerd']>;
-  // The sandbox by containerd's own labels, not by elimination from the pod's container statuses:
-  // with the API server paused those are stale, and a container the kubelet restarted meanwhile has
-  // an ID they do not list (its cgroup beside the sandbox's was once taken for a second sandbox).
-  const listed = await containerd.ctr(['-n', 'k8s.io', 'containers', 'ls', '-q', `labels."io.kubernetes.pod.uid"==${pod.metadata.uid ?? ''},labels."io.cri-containerd.kind"==sandbox`]);
-  const sandboxes = listed.split('\n').filter((l) => l !== '');
-  const children = readdirSync(podCgroup, { withFileTypes: true }).filter((e) => e.isDirectory() && sandboxes.includes(e.name));
-  expect(children).toHaveLength(1);
-  const id = (children[0] as { name: string }).name;
-  const pids = readFileSync(join(podCgroup, id, 'cgroup.procs'), 'utf8').trim().split('\n').filter((l) => l !== '').map(Number);
-  expect(pids).toHaveLength(1);
-  const pid = pids[0] as number;
-  const tasks = await containerd.ctr(['-n', 'k8s.io', 'tasks', 'ls']);
-  const row = tasks.split('\n').map((l) => l.trim().split(/\s+/)).find((f) => f[0] === id);
-  return {
-    id,
-    pid,
-    startTicks: procStartTicks(pid),
-    task: row === undefined ? undefined : { pid: Number(row[1]), status: row[2] ?? '' },
-    sandboxes,
-  };
-}
-
-function cgroupProcs(dir: string): number[] {
-  try {
-    return readFileSync(join(dir, 'cgroup.procs'), 'utf8').trim().split('\n').filter((l) => l !== '').map(Number);
-  } catch {
-    return [];
-  }
-}
-
-// Resumes a stopped process; safe to call when it runs or is gone.
-function resume(pid: number): void {
-  try {
-    process.kill(pid, 'SIGCONT');
-  } catch {
-    // Gone.
-  }
-}
 
 suite.test('with the API server paused, a hard memory eviction ends the leaking pod\'s containers locally and spares its sandbox: the pause process lives on and the kubelet starts no new sandbox; once the API server resumes the pod is deleted once, with its Events (root, cgroup v1, real kubelet)', async (context) => {
   const scenario = await startRealNodeScenario(context, 'api-paused');

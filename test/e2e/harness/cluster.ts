@@ -108,7 +108,10 @@ export class Cluster {
       abortIf: () => this.exited(),
     });
 
-    this.node = await RealNode.start({ ...o, podNetwork: { cniBinDir: o.clusterBinaries.cniBinDir } });
+    // A ConfigMap change reaches a pod's volume at the kubelet's next sync of the pod: every 5 s
+    // instead of every minute, so a test of a configuration reload does not wait on it. Container
+    // logs rotate at 16 MiB, not 1: the tests read the agent's log back.
+    this.node = await RealNode.start({ ...o, podNetwork: { cniBinDir: o.clusterBinaries.cniBinDir }, kubeletConfig: { syncFrequency: '5s', containerLogMaxSize: '16Mi', ...o.kubeletConfig } });
     const node = this.node;
     const containerd = node.containerd;
     if (containerd === null) throw new Error('the node has no containerd');

@@ -37,6 +37,23 @@ require('node:http').get(process.argv[1], { timeout: 5000 }, (res) => {
 }).on('error', (err) => { console.error(String(err)); process.exit(1); });
 `;
 
+/**
+ * The lines a pod's container wrote, from the kubelet's log files (all restarts; rotated files that
+ * the kubelet compressed are skipped), without the CRI prefix (time, stream, tag).
+ */
+export function containerLog(node: RealNode, pod: { readonly namespace: string; readonly name: string; readonly uid: string }, container: string): string[] {
+  const dir = join(node.podLogsDir, `${pod.namespace}_${pod.name}_${pod.uid}`, container);
+  if (!existsSync(dir)) return [];
+  const lines: string[] = [];
+  const files = readdirSync(dir).filter((f) => !f.endsWith('.gz'));
+  // 0.log, 0.log.<time> (rotated), 1.log ...: by restart, then rotated before current.
+  files.sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10) || b.length - a.length);
+  for (const file of files) {
+    for (const line of readFileSync(join(dir, file), 'utf8').split('\n')) if (line !== '') lines.push(line.split(' ').slice(3).join(' '));
+  }
+  return lines;
+}
+
 function ready(pod: AgentPod | undefined): boolean {
   return pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 }
@@ -81,19 +98,13 @@ export class DeployedAgent {
 
   /** Every JSON line the agent container logged so far (all its restarts). */
   log(): AgentLogLine[] {
-    const dir = join(this.node.podLogsDir, `${this.pod.metadata.namespace}_${this.name}_${this.pod.metadata.uid}`, 'agent');
-    if (!existsSync(dir)) return [];
     const lines: AgentLogLine[] = [];
-    for (const file of readdirSync(dir).sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10))) {
-      for (const line of readFileSync(join(dir, file), 'utf8').split('\n')) {
-        // <time> <stream> <F|P> <text>
-        const text = line.split(' ').slice(3).join(' ');
-        if (!text.startsWith('{')) continue;
-        try {
-          lines.push(JSON.parse(text) as AgentLogLine);
-        } catch {
-          // A partial line (P) continued on the next: the agent's lines are far below the 16 KiB split.
-        }
+    for (const text of containerLog(this.node, this.pod.metadata, 'agent')) {
+      if (!text.startsWith('{')) continue;
+      try {
+        lines.push(JSON.parse(text) as AgentLogLine);
+      } catch {
+        // A partial line (P) continued on the next: the agent's lines are far below the 16 KiB split.
       }
     }
     return lines;

@@ -67,6 +67,8 @@ export interface RealNodeOptions {
    * host-network pods only.
    */
   readonly podNetwork?: PodNetwork;
+  /** KubeletConfiguration fields set over the harness's own (e.g. syncFrequency). */
+  readonly kubeletConfig?: Readonly<Record<string, unknown>>;
 }
 
 function memTotalBytes(): bigint {
@@ -225,6 +227,7 @@ export class RealNode {
       containerLogMaxFiles: 2,
       shutdownGracePeriod: '0s',
       protectKernelDefaults: false,
+      ...o.kubeletConfig,
     };
     const configFile = join(this.dir, 'kubelet-config.yaml');
     writeFileSync(configFile, stringify(config));
