@@ -22,7 +22,7 @@ import { agentImage } from './harness/agent-image.js';
 import { findClusterBinaries, findKubectl, findRealNodeBinaries, REPO_ROOT } from './harness/binaries.js';
 import { Cluster } from './harness/cluster.js';
 import { K8S_NAMESPACE } from './harness/containerd.js';
-import { containerLog, DeployedAgent } from './harness/deployed-agent.js';
+import { containerLog, DeployedAgent, type AgentLogLine } from './harness/deployed-agent.js';
 import { kubeconfigYaml } from './harness/kubeconfig.js';
 import { createNamespace, createPod, listEvents, nodeCondition, type EventLike, type PodLike } from './harness/objects.js';
 import { nodeImages, type RealNode } from './harness/real-node.js';
@@ -462,6 +462,57 @@ suite.test("with the agent in dry-run (helm upgrade, reloaded in place), a conta
   expect(await listEvents(context.admin, namespace, 'OOMKilledByKernel')).toEqual([]);
   expect((await eventsBySource(context, namespace)).agent).toEqual([]);
   console.log(`containerized agent (dry-run), kernel OOM kill: ${JSON.stringify({ kind: line.kind, container: line.container, source: line.source, detectionMs: line.detectionMs })}`);
+}, 300_000);
+
+suite.test('helm upgrade to a new image during a slow leak rolls the agent with surge: the new pod starts as a standby, takes over the node lock when the old one exits, and the leak is evicted once, before the kernel OOM killer and the kubelet', async (context) => {
+  const previous = currentAgent();
+  const node = context.fixture.realNode;
+  // The same image under a new tag: the pod template changes, as with any release.
+  await node.containerd?.ctr(['-n', K8S_NAMESPACE, 'images', 'tag', '--force', README_IMAGE, `${README_IMAGE.replace(/:[^:]+$/, '')}:0.1.1`]);
+  const scenario = await startRealNodeScenario(onNode(context), 'leak-upgrade');
+  const { namespace, pods } = scenario;
+  await scenario.runPods([{ name: 'ballast', options: { args: ['hold', '600'], requests: { memory: '640Mi' } } }]);
+  await waitFor(async () => (await nodeCondition(context.admin, NODE, MEMORY_CONDITION))?.status === 'False', { what: `${MEMORY_CONDITION} False before the leak`, timeoutMs: 30_000 });
+  node.resetKubepodsMaxUsage();
+  const startMs = Date.now();
+  // About 10 s to the threshold: the rollout (a new pod Ready, then the old one stopped) overlaps it.
+  await createPod(context.admin, namespace, realPod('leaky-upgrade', NODE, { args: ['leak', '40', '150', '1600'], requests: { memory: '16Mi' } }));
+  // The old pod's log goes with the pod: kept as it was last read.
+  let oldLog = previous.log();
+  let watching = true;
+  const keeping = (async () => {
+    while (watching) {
+      const now = previous.log();
+      if (now.length >= oldLog.length) oldLog = now;
+      await sleep(200);
+    }
+  })();
+  mustRun(context, 'helm', ['upgrade', RELEASE, 'deploy/chart', '--namespace', RELEASE_NAMESPACE, '--reuse-values', '--set', 'image.tag=0.1.1', '--wait', '--timeout', '2m']);
+  const upgradedAtMs = Date.now();
+  const deletedAtMs = await pods.waitDeleted('leaky-upgrade', 120_000);
+  watching = false;
+  await keeping;
+  const agent = await nextAgentPod(context, previous);
+  state.agent = agent;
+  expect(agent.pod.spec.containers[0]).toMatchObject({ image: `${README_IMAGE.replace(/:[^:]+$/, '')}:0.1.1` });
+  expect(node.oomWatch.since(startMs)).toEqual([]);
+  expect(node.kubepodsMaxUsageBytes()).toBeLessThan(Number(KUBEPODS_LIMIT_BYTES));
+  const { kubelet, agent: agentEvents } = await eventsBySource(context, namespace);
+  expect(agentEvents.filter((e) => e.reason === 'Evicted').map((e) => e.involvedObject.name)).toEqual(['leaky-upgrade']);
+  expect(kubelet.filter((e) => e.reason === 'Evicted')).toEqual([]);
+  // Exactly one of the two agents ended the leak.
+  const ended = (lines: readonly AgentLogLine[]): boolean => lines.some((l) => l.msg === 'ended pod processes locally' && l.pod === `${namespace}/leaky-upgrade`);
+  const endedBy = [
+    ...(ended(oldLog) ? [previous.name] : []),
+    ...(ended(agent.log()) ? [agent.name] : []),
+  ];
+  expect(endedBy).toHaveLength(1);
+  // The new pod stood by while the old one held the lock, then took it over.
+  const newLog = agent.log().map((l) => l.msg);
+  expect(newLog).toContain('standing by: another agent of this release holds the node lock');
+  expect(newLog.indexOf('node lock acquired: this agent acts on the node')).toBeGreaterThan(newLog.indexOf('standing by: another agent of this release holds the node lock'));
+  expectUntouched(scenario, ['ballast']);
+  console.log(`helm upgrade (surge) during a 40 MiB/s leak: upgrade returned ${upgradedAtMs - startMs} ms after the leak started; leak deleted after ${deletedAtMs - startMs} ms by ${endedBy[0] === agent.name ? 'the new pod' : 'the old pod'}`);
 }, 300_000);
 
 // Requests made from inside the agent's container with its own mounted token and CA, to the API
