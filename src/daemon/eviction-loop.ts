@@ -209,7 +209,19 @@ export class EvictionLoop {
     const nowMs = this.deps.clock.nowMs();
     const awaiting = this.awaiting ?? { pods: new Map<string, AwaitedPod>(), untilMs: 0 };
     for (const pod of pods) {
-      awaiting.pods.set(pod.metadata.uid ?? podKey(pod), { pod, localKill, endsByMs: nowMs + gracePeriodMs + LOCAL_KILL_SLACK_MS, processesGone: false, evictedAtMs: nowMs, graceMs: gracePeriodMs, ...reason, escalated: false });
+      const uid = pod.metadata.uid ?? podKey(pod);
+      // Evicted again for the same kind of threshold (a re-check that found it still there): its
+      // escalation clock keeps running from the first time, so repeats never postpone an escalation.
+      const earlier = awaiting.pods.get(uid);
+      const kept = earlier !== undefined && earlier.hard === reason.hard ? { evictedAtMs: earlier.evictedAtMs, graceMs: earlier.graceMs, escalated: earlier.escalated } : null;
+      awaiting.pods.set(uid, {
+        pod,
+        localKill,
+        endsByMs: nowMs + gracePeriodMs + LOCAL_KILL_SLACK_MS,
+        processesGone: false,
+        ...reason,
+        ...(kept ?? { evictedAtMs: nowMs, graceMs: gracePeriodMs, escalated: false }),
+      });
     }
     if (localKill) this.localKillCount++;
     awaiting.untilMs = nowMs + this.settings.podCleanupTimeoutMs;
