@@ -22,7 +22,7 @@ import { agentImage } from './harness/agent-image.js';
 import { findClusterBinaries, findKubectl, findRealNodeBinaries, REPO_ROOT } from './harness/binaries.js';
 import { Cluster } from './harness/cluster.js';
 import { K8S_NAMESPACE } from './harness/containerd.js';
-import { containerLog, DeployedAgent, type AgentLogLine } from './harness/deployed-agent.js';
+import { DeployedAgent, type AgentLogLine } from './harness/deployed-agent.js';
 import { kubeconfigYaml } from './harness/kubeconfig.js';
 import { createNamespace, createPod, listEvents, nodeCondition, type EventLike, type PodLike } from './harness/objects.js';
 import { nodeImages, type RealNode } from './harness/real-node.js';
@@ -57,6 +57,7 @@ const suite = e2eSuite<Cluster>({
   needsCgroupV1: true,
   emptyCluster: true,
   serviceAccountAdmission: true,
+  kubeletsOnLoopback: true,
   skipReasons: [
     ...(binaries.ok ? [] : [binaries.reason]),
     ...(clusterBinaries.ok ? [] : [clusterBinaries.reason]),
@@ -197,6 +198,8 @@ suite.test("the README's install commands, run verbatim, end with the agent's po
   expect(field('NoNewPrivs')).toBe('1');
   // 2: a seccomp filter (the runtime's default profile).
   expect(field('Seccomp')).toBe('2');
+  // The API server reaches the kubelet: the agent's log through `kubectl logs`, as an operator reads it.
+  expect(mustRun(context, 'kubectl', ['-n', RELEASE_NAMESPACE, 'logs', agent.name, '--tail=200'])).toContain('"msg":"starting"');
   console.log(`README install to the agent's pod Ready: ${readyMs} ms (pod created to Ready, as the API server recorded it: ${agent.startToReadyMs()} ms)`);
 }, 300_000);
 
@@ -651,53 +654,35 @@ function agentProcesses(): number[] {
   return pids;
 }
 
-suite.test("helm uninstall after the documented cleanup leaves no condition or taint of the agent's on the Node and nothing of it on the host", async (context) => {
+suite.test("the documented removal, run as written (bash, the real kubectl and helm), leaves no condition or taint of the agent's on the Node and nothing of it on the host", async (context) => {
   const agent = currentAgent();
   const pid = await agent.hostPid();
-  // The documented order (docs/deployment.md, "Removing everything"). 1. Stop the agents.
-  mustRun(context, 'kubectl', ['-n', RELEASE_NAMESPACE, 'delete', 'daemonset', 'kube-eviction-agent', '--wait']);
-  await waitFor(async () => (await context.admin.request<{ items: unknown[] }>('GET', `/api/v1/namespaces/${RELEASE_NAMESPACE}/pods?labelSelector=${encodeURIComponent(AGENT_SELECTOR)}`)).body.items.length === 0, { what: "the agents' pods gone", timeoutMs: 60_000 });
-  // Each took its taint off and marked its conditions Unknown as it stopped.
-  const stopped = await agentMarks(context);
-  expect(stopped.taints).toEqual([]);
-  expect(stopped.conditions.length).toBeGreaterThan(0);
-  for (const condition of stopped.conditions) expect(condition).toMatch(/=Unknown\/AgentStopped$/);
-  // 2. The node restriction, which holds the ServiceAccount to its pod's node (the chart's own here).
-  // 3. cleanup as the agent's ServiceAccount with the agent's configuration, run as the guide's
-  //    `kubectl run` does, but waited on instead of attached to (--rm -i needs the API server to reach
-  //    the kubelet, which it cannot in this cluster: the kubelet is in the node's network namespace).
-  const overrides = {
-    apiVersion: 'v1',
-    spec: {
-      serviceAccountName: 'kube-eviction-agent',
-      automountServiceAccountToken: true,
-      volumes: [{ name: 'config', configMap: { name: 'kube-eviction-agent-config' } }],
-      containers: [{ name: 'kube-eviction-agent-cleanup', image: README_IMAGE, args: ['cleanup', '--all-nodes', '--config', '/etc/kube-eviction-agent/config.yaml'], volumeMounts: [{ name: 'config', mountPath: '/etc/kube-eviction-agent', readOnly: true }] }],
-    },
-  };
-  const policies = mustRun(context, 'kubectl', ['get', 'validatingadmissionpolicybindings', '-o', 'name']);
-  for (const binding of policies.split('\n').filter((l) => l.includes('kube-eviction-agent'))) mustRun(context, 'kubectl', ['delete', binding]);
-  mustRun(context, 'kubectl', ['-n', RELEASE_NAMESPACE, 'run', 'kube-eviction-agent-cleanup', '--restart=Never', `--image=${README_IMAGE}`, `--overrides=${JSON.stringify(overrides)}`]);
-  const cleanupPod = await waitFor(async () => {
-    const got = await context.admin.request<PodLike & { metadata: { uid: string } }>('GET', `/api/v1/namespaces/${RELEASE_NAMESPACE}/pods/kube-eviction-agent-cleanup`);
-    return ['Succeeded', 'Failed'].includes(got.body.status?.phase ?? '') ? got.body : undefined;
-  }, { what: 'the cleanup pod to finish', timeoutMs: 90_000, intervalMs: 500 });
-  const cleanupLog = containerLog(context.fixture.realNode, cleanupPod.metadata as { namespace: string; name: string; uid: string }, 'kube-eviction-agent-cleanup').join('\n');
-  expect([cleanupPod.status?.phase, cleanupPod.status?.phase === 'Succeeded' ? '' : cleanupLog]).toEqual(['Succeeded', '']);
-  // One line per Node it cleaned.
-  expect(cleanupLog).toContain(NODE);
-  mustRun(context, 'kubectl', ['-n', RELEASE_NAMESPACE, 'delete', 'pod', 'kube-eviction-agent-cleanup', '--wait']);
-  // 4. The rest.
-  mustRun(context, 'helm', ['uninstall', RELEASE, '--namespace', RELEASE_NAMESPACE, '--wait']);
+  const docs = readFileSync(join(REPO_ROOT, 'docs', 'deployment.md'), 'utf8');
+  const block = [...docs.matchAll(/```bash\n([\s\S]*?)```/g)].map((m) => m[1] ?? '').find((text) => text.includes('run kube-eviction-agent-cleanup'));
+  if (block === undefined) throw new Error('docs/deployment.md has no shell block running kube-eviction-agent-cleanup');
+  expect(block).toContain(`IMAGE=${README_IMAGE}`);
+  const { kubeconfig } = operator(context);
+  // Only the programs stand for the built binaries with the operator's kubeconfig; the block is as written.
+  const script = `set -euo pipefail
+kubectl() { "$KEA_KUBECTL" --kubeconfig "$KEA_KUBECONFIG" "$@"; }
+helm() { "$KEA_HELM" --kubeconfig "$KEA_KUBECONFIG" "$@"; }
+${block}`;
+  const env = { PATH: process.env.PATH ?? '', HOME: operatorDir, HELM_CACHE_HOME: join(operatorDir, 'cache'), HELM_CONFIG_HOME: join(operatorDir, 'config'), HELM_DATA_HOME: join(operatorDir, 'data'), KEA_KUBECTL: kubectlBin as string, KEA_HELM: helmBin as string, KEA_KUBECONFIG: kubeconfig };
+  const removal = spawnSync('bash', ['-c', script], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 240_000, env });
+  expect(removal.status === 0 ? '' : `exit ${removal.status}\n${removal.stdout}\n${removal.stderr}`).toBe('');
   state.agent = null;
+  // cleanup's own line for the node, attached to through the API server and the kubelet.
+  expect(removal.stdout).toContain(NODE);
   expect(await agentMarks(context)).toEqual({ conditions: [], taints: [] });
-  // Nothing of the agent's on the host: no process, and its cgroup-v1 threshold registrations went
+  // Nothing of the agent's on the host: no process, and its cgroup v1 threshold registrations went
   // with its eventfds (the kernel drops them when the file is closed).
   expect(agentProcesses()).toEqual([]);
   expect(existsSync(`/proc/${pid}`)).toBe(false);
   const left = mustRun(context, 'kubectl', ['get', 'clusterroles,clusterrolebindings,validatingadmissionpolicies,validatingadmissionpolicybindings', '-o', 'name']);
   expect(left.split('\n').filter((l) => l.includes('kube-eviction-agent'))).toEqual([]);
-}, 240_000);
+  expect((await context.admin.request<{ items: unknown[] }>('GET', `/api/v1/namespaces/${RELEASE_NAMESPACE}/pods`)).body.items).toEqual([]);
+  console.log(`documented removal: cleanup said ${JSON.stringify(removal.stdout.split('\n').filter((l) => l.includes(NODE)))}`);
+}, 300_000);
 
 suite.test('without Helm, `kubectl apply -f deploy/` on the cluster starts the agent\'s pod Ready on the real node with the same securityContext, and its node restriction in force', async (context) => {
   // deploy/daemonset.yaml names the image kube-eviction-agent:0.1.0 (docker.io/library/... in full).

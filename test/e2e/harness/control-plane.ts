@@ -4,7 +4,7 @@
 // test file (about 5 s); stopped in the order test/e2e/README.md gives (SIGKILL the apiserver,
 // then SIGTERM etcd), and removed with its directory, also when the test process dies.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +29,13 @@ export interface ControlPlaneOptions {
    * would require of every pod.
    */
   readonly serviceAccountAdmission?: boolean | undefined;
+  /**
+   * Names every node of `nodeNames` 127.0.0.1 for the API server alone (an /etc/hosts bound over
+   * the machine's in a mount namespace of its own) and has it reach kubelets by their Hostname
+   * address: a cluster whose kubelet is inside a network namespace forwards its port to the
+   * machine's loopback (cluster.ts), and `kubectl logs`, `exec` and `attach` work.
+   */
+  readonly kubeletsOnLoopback?: boolean | undefined;
 }
 
 // etcd reads flags from ETCD_* variables too; the apiserver needs nothing from the test's
@@ -151,7 +158,11 @@ export class ControlPlane {
       // The privileged fallback (deploy/patches/privileged.yaml) is applied to the DaemonSet.
       '--allow-privileged=true',
     ];
-    const apiserver = ManagedProcess.start('kube-apiserver', this.options.binaries.apiserver, args, { env: cleanEnv(), logFile: join(this.dir, 'kube-apiserver.log'), cwd: this.dir });
+    const options = { env: cleanEnv(), logFile: join(this.dir, 'kube-apiserver.log'), cwd: this.dir };
+    const apiserver =
+      this.options.kubeletsOnLoopback === true
+        ? ManagedProcess.start('kube-apiserver', 'unshare', ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', `mount --bind ${shellQuote(this.hostsFile())} /etc/hosts && exec "$@"`, 'sh', this.options.binaries.apiserver, ...args, '--kubelet-preferred-address-types=Hostname'], options)
+        : ManagedProcess.start('kube-apiserver', this.options.binaries.apiserver, args, options);
     this.apiserver = apiserver;
     this.guard();
     const anonymous = this.client(null);
@@ -161,6 +172,13 @@ export class ControlPlane {
       intervalMs: 200,
       abortIf: () => (apiserver.running ? null : `${apiserver.describeExit()}\n${apiserver.logTail()}`),
     });
+  }
+
+  // The machine's /etc/hosts with every node name on 127.0.0.1 (kubeletsOnLoopback).
+  private hostsFile(): string {
+    const file = join(this.dir, 'hosts');
+    writeFileSync(file, `127.0.0.1 localhost\n${this.options.nodeNames.map((name) => `127.0.0.1 ${name}`).join('\n')}\n`);
+    return file;
   }
 
   /** Stops both processes and removes the directory. Idempotent. */

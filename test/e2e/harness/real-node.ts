@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Summary } from '../../../src/api/summary.js';
 import { ApiClient } from './api-client.js';
-import { ApiForwarder } from './api-forwarder.js';
+import { PortForwarder } from './port-forwarder.js';
 import { REPO_ROOT, type Lookup, type RealNodeBinaries } from './binaries.js';
 import { Containerd, processesInMountNamespace } from './containerd.js';
 import { cleanEnv, type ControlPlane } from './control-plane.js';
@@ -117,7 +117,8 @@ export class RealNode {
   readonly kubepodsLimitBytes: bigint;
   containerd: Containerd | null = null;
   kubelet: ManagedProcess | null = null;
-  forwarder: ApiForwarder | null = null;
+  /** With a pod network: the API server's port into the node's namespace, the kubelet's out of it. */
+  forwarders: PortForwarder[] = [];
   kubeletPort = 0;
   private watchdog: Watchdog | null = null;
   private unregisterExit: (() => void) | null = null;
@@ -174,12 +175,18 @@ export class RealNode {
     this.guard();
     if (o.podNetwork !== undefined) {
       // The kubelet in the namespace reaches the API server at the URL it has outside.
-      this.forwarder = await ApiForwarder.start({ dir: this.dir, port: Number(new URL(o.plane.url).port), enterCommand: this.containerd.enterCommand() });
+      this.forwarders.push(await PortForwarder.start({ dir: this.dir, name: 'apiserver', port: Number(new URL(o.plane.url).port), enterCommand: this.containerd.enterCommand(), direction: 'into' }));
       this.guard();
     }
 
     const [port, healthzPort] = (await freePorts(2)) as [number, number];
     this.kubeletPort = port;
+    if (o.podNetwork !== undefined) {
+      // The kubelet's port, inside the namespace, at the same port on the machine's loopback: for
+      // the tests' /stats/summary reads and the API server's logs, exec and attach.
+      this.forwarders.push(await PortForwarder.start({ dir: this.dir, name: 'kubelet', port, enterCommand: this.containerd.enterCommand(), direction: 'out' }));
+      this.guard();
+    }
     const credentials = o.plane.credentials;
     const token = credentials.nodeTokens.get(o.nodeName);
     if (token === undefined) throw new Error(`node ${o.nodeName} has no token: pass it in the suite's nodeNames`);
@@ -258,7 +265,6 @@ export class RealNode {
 
   /** The kubelet's own Summary, from its port (the Node has no address for the API server's proxy). */
   async summary(): Promise<Summary> {
-    if (this.options.podNetwork !== undefined) throw new Error("the kubelet's port is inside the pod network's namespace, out of the tests' reach");
     const client = new ApiClient(`https://127.0.0.1:${this.kubeletPort}`, this.options.plane.caPem, null);
     const answer = await client.request<Summary>('GET', '/stats/summary', { timeoutMs: 10_000 });
     if (answer.status !== 200) throw new Error(`the kubelet's /stats/summary answered ${answer.status}: ${answer.text.slice(0, 300)}`);
@@ -302,7 +308,7 @@ export class RealNode {
     this.stopped = true;
     const errors: string[] = [];
     await this.kubelet?.stop('SIGTERM', 5000);
-    await this.forwarder?.stop();
+    for (const forwarder of this.forwarders) await forwarder.stop();
     // The pods' processes (their cgroups) and the shims (the namespace) go before containerd.
     const namespace = this.containerd?.mountNamespace;
     for (let attempt = 0; attempt < 50; attempt++) {
@@ -345,7 +351,7 @@ export class RealNode {
   // Keeps the safety nets in step with what runs: the exit handler and the watchdog.
   private guard(): void {
     this.unregisterExit ??= onProcessExit(() => {
-      killAll([this.kubelet?.running === true ? this.kubelet.pid : 0, this.containerd?.process.running === true ? this.containerd.process.pid : 0, ...(this.forwarder?.pids ?? [])].filter((p) => p > 0));
+      killAll([this.kubelet?.running === true ? this.kubelet.pid : 0, this.containerd?.process.running === true ? this.containerd.process.pid : 0, ...this.forwarders.flatMap((f) => f.pids)].filter((p) => p > 0));
       const namespace = this.containerd?.mountNamespace;
       for (let attempt = 0; attempt < 20; attempt++) {
         const left = [...this.cgroups.processes(), ...(namespace === undefined ? [] : processesInMountNamespace(namespace))];
@@ -358,7 +364,7 @@ export class RealNode {
       unmountAllUnder(this.dir);
       if (mountsUnder(this.dir).length === 0) rmSync(this.dir, { recursive: true, force: true });
     });
-    const pids = [this.kubelet?.pid, this.containerd?.process.pid, this.oomWatch.pid, ...(this.forwarder?.pids ?? [])].filter((p): p is number => p !== undefined);
+    const pids = [this.kubelet?.pid, this.containerd?.process.pid, this.oomWatch.pid, ...this.forwarders.flatMap((f) => f.pids)].filter((p): p is number => p !== undefined);
     const dir = shellQuote(this.dir);
     const script = [
       ...pids.map((pid) => `kill -9 ${pid} 2>/dev/null`),

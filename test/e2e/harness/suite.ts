@@ -27,6 +27,8 @@ export interface SuiteOptions<F = undefined> {
   readonly emptyCluster?: boolean;
   /** The ServiceAccount admission plugin on (control-plane.ts): a cluster with a controller manager. */
   readonly serviceAccountAdmission?: boolean;
+  /** The API server reaches kubelets on loopback by their node names (control-plane.ts). */
+  readonly kubeletsOnLoopback?: boolean;
   /** Something started once after the control plane and stopped before it (a real node). */
   readonly fixture?: SuiteFixture<F>;
 }
@@ -104,7 +106,7 @@ export function e2eSuite<F = undefined>(options: SuiteOptions<F>): SuiteHandle<F
   beforeAll(async () => {
     if (skipReason !== null || !binaries.ok) return;
     try {
-      plane = await ControlPlane.start({ binaries: binaries.binaries, nodeNames: options.nodeNames, serviceAccountAdmission: options.serviceAccountAdmission });
+      plane = await ControlPlane.start({ binaries: binaries.binaries, nodeNames: options.nodeNames, serviceAccountAdmission: options.serviceAccountAdmission, kubeletsOnLoopback: options.kubeletsOnLoopback });
       const admin = plane.admin();
       const identity = options.emptyCluster === true ? noIdentity() : await installAgentIdentity(admin);
       const fixture = options.fixture === undefined ? (undefined as F) : await options.fixture.start({ plane, admin, identity });
