@@ -99,6 +99,8 @@ export class EvictionLoop {
   /** Pods evicted and not yet gone (by UID), and until when the loop waits for them. */
   private awaiting: { pods: Map<string, AwaitedPod>; untilMs: number } | null = null;
   private lastSyncAtMs: number | null = null;
+  /** When the last pass that observed and decided started: a wait never skips the housekeeping cadence. */
+  private lastDecidedAtMs: number | null = null;
   private lastObserveOk = false;
   private latestObservation: Observation | null = null;
   /** Cancels the wake-up set for the end of the next grace period, if one is set. */
@@ -261,6 +263,10 @@ export class EvictionLoop {
     return stuck;
   }
 
+  private housekeepingDue(nowMs: number): boolean {
+    return this.lastDecidedAtMs === null || nowMs - this.lastDecidedAtMs >= this.settings.housekeepingIntervalMs;
+  }
+
   // An escalation is due: a stuck pod not yet passed over (an eviction-wait pass then decides).
   private escalationDue(nowMs: number): boolean {
     for (const awaited of this.stuckPods(nowMs).values()) if (!awaited.escalated) return true;
@@ -320,11 +326,15 @@ export class EvictionLoop {
       if (this.awaiting.pods.size === 0 || startedMs >= this.awaiting.untilMs) {
         if (this.awaiting.pods.size > 0) this.log.warn('evicted pods still present after the cleanup timeout', { uids: [...this.awaiting.pods.keys()] });
         this.awaiting = null;
-      } else if (trigger === 'eviction-wait' && !(this.recheckAfterLocalKill && !this.localKillInProgress()) && !this.escalationDue(startedMs)) {
-        return null; // Still waiting: nothing to do until the pods are gone, one is stuck, or a notification arrives.
+      } else if (trigger === 'eviction-wait' && !(this.recheckAfterLocalKill && !this.localKillInProgress()) && !this.escalationDue(startedMs) && !this.housekeepingDue(startedMs)) {
+        // Still waiting: nothing to do until the pods are gone, one is stuck, a notification arrives,
+        // or the housekeeping interval is up (a hard threshold is then acted on: waiting for a
+        // soft-evicted pod never holds one up, even when the crossing's notification came and went).
+        return null;
       }
     }
     this.recheckAfterLocalKill = false;
+    this.lastDecidedAtMs = startedMs;
     // Figures observed while a pod ended here still had processes, or before one was ended, may
     // still count that pod's memory: they can start a decision, never an eviction.
     const killsBeforeObserving = this.localKillCount;

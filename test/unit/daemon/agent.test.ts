@@ -239,6 +239,18 @@ describe('the agent on a node under memory pressure', () => {
     expect(cluster.actions.callsOf('deletePod')).toEqual([]);
   });
 
+  test('while a soft-evicted pod terminates, a hard crossing without a notification is acted on at the next housekeeping pass', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const { clock, cluster, terminator, setAvailable } = harness;
+    await softPressure(harness);
+    expect(cluster.actions.callsOf('evictPod').map((c) => c.name)).toEqual(['leaky']);
+    // The notification for the hard crossing is lost (or its pass failed): the housekeeping cadence
+    // still runs while the loop waits for leaky, instead of the 30 s cleanup timeout.
+    setAvailable(300 * Mi);
+    await clock.stepAsync(10_000);
+    expect(terminator.calls.map((c) => c.uid)).toEqual([UID.leaky]);
+  });
+
   test('a pod ended locally that still holds its memory past the escalation timeout is passed over for the next ranked pod, once', async () => {
     // The leak's processes cannot be counted here: they are taken to be there until its grace period
     // (1 s) and 2 s more have passed, so past the grace period and an escalation timeout of 1 s it is stuck.
