@@ -1,5 +1,5 @@
 // The cgroup v1 notifier's soak: 10,000 arm/disarm cycles on real memcg thresholds leave no
-// descriptor behind (counted exactly in /proc/self/fd) and do not grow the RSS. Each registration
+// descriptor behind (counted exactly in /proc/self/fd) and do not grow the RSS with the cycles. Each registration
 // waits for an RCU grace period in the kernel, so this takes minutes; it has its own file so it runs
 // alongside the other tests. Needs root and a cgroup v1 memory hierarchy; skipped otherwise. Its two
 // cgroups come from the shared sandbox (test/helpers/cgroup-sandbox.ts), removed even when it fails.
@@ -44,7 +44,7 @@ maybe('MemcgV1Notifier soak (root, cgroup v1)', () => {
     await sandbox?.cleanup();
   });
 
-  test(`${CYCLES.toLocaleString('en-US')} arm/disarm cycles leave no descriptor behind and grow RSS by less than 20 MB (root, cgroup v1)`, async () => {
+  test(`${CYCLES.toLocaleString('en-US')} arm/disarm cycles leave no descriptor behind and do not grow RSS with the cycles (root, cgroup v1)`, async () => {
     sandbox = await CgroupSandbox.create();
     sandbox.mkdir('kubepods');
     const node = sandbox.name;
@@ -74,17 +74,28 @@ maybe('MemcgV1Notifier soak (root, cgroup v1)', () => {
     const fdsArmed = openFds();
     const rssBeforeBytes = process.memoryUsage().rss;
     const startedMs = performance.now();
-    for (let i = warmupRounds; i < warmupRounds + rounds; i++) await round(i);
+    const half = warmupRounds + rounds / 2;
+    for (let i = warmupRounds; i < half; i++) await round(i);
+    gc();
+    const rssHalfBytes = process.memoryUsage().rss;
+    for (let i = half; i < warmupRounds + rounds; i++) await round(i);
     const elapsedMs = performance.now() - startedMs;
     gc();
-    const rssGrowthBytes = process.memoryUsage().rss - rssBeforeBytes;
-    console.log(`${rounds * thresholds.length} arm/disarm cycles in ${(elapsedMs / 1000).toFixed(1)} s; RSS growth ${(rssGrowthBytes / 2 ** 20).toFixed(1)} MiB`);
+    const rssAfterBytes = process.memoryUsage().rss;
+    const rssGrowthBytes = rssAfterBytes - rssBeforeBytes;
+    // A leak grows with the cycles: the second half's growth. The first half's also holds the
+    // allocator's and the JIT's one-time growth, which varies with the machine's load.
+    const secondHalfGrowthBytes = rssAfterBytes - rssHalfBytes;
+    const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
+    console.log(`${rounds * thresholds.length} arm/disarm cycles in ${(elapsedMs / 1000).toFixed(1)} s; RSS growth ${mib(rssGrowthBytes)} MiB (${mib(rssHalfBytes - rssBeforeBytes)} in the first half, ${mib(secondHalfGrowthBytes)} in the second)`);
 
     expect(armed.armedThresholds()).toHaveLength(4);
     // the epoll set, its wake-up eventfd and the four threshold eventfds, no more
     expect(fdsArmed).toBe(baselineFds + 6);
     expect(openFds()).toBe(fdsArmed);
-    expect(rssGrowthBytes).toBeLessThan(20 * 2 ** 20);
+    // 5,000 cycles leaking even 1 KiB each would grow it by 5 MiB.
+    expect(secondHalfGrowthBytes).toBeLessThan(5 * 2 ** 20);
+    expect(rssGrowthBytes).toBeLessThan(32 * 2 ** 20);
     await armed.stop();
     expect(openFds()).toBe(baselineFds);
   }, 900_000);
