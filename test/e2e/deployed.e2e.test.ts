@@ -24,9 +24,10 @@ import { Cluster } from './harness/cluster.js';
 import { K8S_NAMESPACE } from './harness/containerd.js';
 import { DeployedAgent, type AgentLogLine } from './harness/deployed-agent.js';
 import { kubeconfigYaml } from './harness/kubeconfig.js';
-import { createNamespace, createPod, listEvents, nodeCondition, type EventLike, type PodLike } from './harness/objects.js';
+import { createNamespace, createPod, listEvents, nodeCondition, type PodLike } from './harness/objects.js';
 import { nodeImages, type RealNode } from './harness/real-node.js';
-import { podCgroupUids, realPod, startRealNodeScenario, type RealNodeScenario } from './harness/real-node-scenario.js';
+import { podCgroupUids, realPod, startRealNodeScenario } from './harness/real-node-scenario.js';
+import { eventsBySource, expectKubeletDidNotEvict, expectUntouched, metricValue } from './harness/scenario-checks.js';
 import { e2eSuite, type TestContext } from './harness/suite.js';
 import { cgroupProcs, resume, sandboxView, type SandboxView } from './harness/sandbox-view.js';
 import { sleep, waitFor } from './harness/wait.js';
@@ -208,34 +209,9 @@ function onNode(context: Context): TestContext<RealNode> {
   return { ...context, fixture: context.fixture.realNode };
 }
 
-function terminating(pod: PodLike): boolean {
-  return pod.metadata.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
-}
 
-function expectUntouched(scenario: RealNodeScenario, names: readonly string[]): void {
-  for (const name of names) {
-    const latest = scenario.pods.latest(name);
-    expect([name, latest?.status?.phase]).toEqual([name, 'Running']);
-    expect([name, scenario.pods.versions(name).some((v) => terminating(v.object))]).toEqual([name, false]);
-  }
-}
 
-// What the kubelet and the agent each said about the pods of a namespace.
-async function eventsBySource(context: Context, namespace: string): Promise<{ kubelet: EventLike[]; agent: EventLike[] }> {
-  const events = await listEvents(context.admin, namespace);
-  return { kubelet: events.filter((e) => e.source?.component === 'kubelet'), agent: events.filter((e) => e.source?.component === 'kube-eviction-agent') };
-}
 
-// One metric's value in a /metrics text (the sum over the label sets that include `labels`).
-function metricValue(text: string, name: string, labels: Readonly<Record<string, string>> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)$/.exec(line);
-    if (match === null || match[1] !== name) continue;
-    if (Object.entries(labels).every(([k, v]) => (match[2] ?? '').includes(`${k}="${v}"`))) sum += Number(match[3]);
-  }
-  return sum;
-}
 
 suite.test("helm upgrade with the node's cgroup root and the agent's thresholds rolls the pod; the agent in its container evicts a fast leak before the kernel OOM killer and the kubelet, passing over a static pod and a system-node-critical pod that use more memory", async (context) => {
   const previous = currentAgent();
@@ -268,11 +244,11 @@ suite.test("helm upgrade with the node's cgroup root and the agent's thresholds 
   expect(node.kubepodsMaxUsageBytes()).toBeLessThan(Number(KUBEPODS_LIMIT_BYTES));
   // The agent, in its container, ended the pod's processes on the node, then deleted it.
   expect(agent.findLog('ended pod processes locally', { pod: `${namespace}/leaky-fast` })).toHaveLength(1);
-  const { kubelet, agent: agentEvents } = await eventsBySource(context, namespace);
+  const { agent: agentEvents } = await eventsBySource(context.admin, namespace);
   const evicted = agentEvents.filter((e) => e.reason === 'Evicted');
   expect(evicted.map((e) => e.involvedObject.name)).toEqual(['leaky-fast']);
   expect(evicted[0]).toMatchObject({ type: 'Warning', source: { component: 'kube-eviction-agent', host: NODE }, reportingInstance: NODE, metadata: { annotations: { starved_resource: 'memory', offending_containers: 'main' } } });
-  expect(kubelet.filter((e) => e.reason === 'Evicted')).toEqual([]);
+  await expectKubeletDidNotEvict(context.admin, scenario, ['leaky-fast']);
   // The static pod used more memory over its request than the leak did when it went; both stayed.
   const leakBytes = Number(evicted[0]?.metadata.annotations?.offending_containers_usage?.replace(/Ki$/, '')) * 1024;
   expect(leakBytes).toBeGreaterThan(0);
@@ -303,9 +279,9 @@ suite.test('a slow leak (40 MiB/s) is evicted by the agent in its container befo
   const deletedAtMs = await scenario.pods.waitDeleted('leaky-slow', 120_000);
   expect(node.oomWatch.since(startMs)).toEqual([]);
   expect(node.kubepodsMaxUsageBytes()).toBeLessThan(Number(KUBEPODS_LIMIT_BYTES));
-  const { kubelet, agent: agentEvents } = await eventsBySource(context, scenario.namespace);
+  const { agent: agentEvents } = await eventsBySource(context.admin, scenario.namespace);
   expect(agentEvents.filter((e) => e.reason === 'Evicted').map((e) => e.involvedObject.name)).toEqual(['leaky-slow']);
-  expect(kubelet.filter((e) => e.reason === 'Evicted')).toEqual([]);
+  await expectKubeletDidNotEvict(context.admin, scenario, ['leaky-slow']);
   expectUntouched(scenario, ['ballast']);
   console.log(`containerized agent, 40 MiB/s leak: created -> deleted ${deletedAtMs - startMs} ms`);
 }, 240_000);
@@ -355,11 +331,11 @@ suite.test("with the API server paused, the agent in its container ends the leak
   expect(agent.findLog('ended pod processes locally', { pod: `${namespace}/${name}` })).toHaveLength(1);
   expect(agent.findLog('evicted pod', { pod: `${namespace}/${name}` })).toHaveLength(1);
   const evicted = await waitFor(async () => {
-    const found = (await eventsBySource(context, namespace)).agent.filter((e) => e.reason === 'Evicted');
+    const found = (await eventsBySource(context.admin, namespace)).agent.filter((e) => e.reason === 'Evicted');
     return found.length > 0 ? found : undefined;
   }, { what: "the agent's Evicted Event", timeoutMs: 30_000, intervalMs: 500 });
   await sleep(2_000);
-  expect((await eventsBySource(context, namespace)).agent.filter((e) => e.reason === 'Evicted')).toHaveLength(1);
+  expect((await eventsBySource(context.admin, namespace)).agent.filter((e) => e.reason === 'Evicted')).toHaveLength(1);
   expect(evicted.map((e) => e.involvedObject.name)).toEqual([name]);
   expectUntouched(scenario, ['ballast']);
   expect(cgroupProcs(podCgroup)).toEqual([]);
@@ -387,11 +363,11 @@ suite.test("disk pressure from a pod filling its emptyDir on the kubelet's small
   })();
   await pods.waitDeleted('filler', 90_000);
   await sampling;
-  const { kubelet, agent: agentEvents } = await eventsBySource(context, namespace);
+  const { agent: agentEvents } = await eventsBySource(context.admin, namespace);
   expect(agentEvents.filter((e) => e.reason === 'Evicted').map((e) => [e.involvedObject.name, e.metadata.annotations?.starved_resource])).toEqual([['filler', 'ephemeral-storage']]);
   // Never below the kubelet's own threshold (10%), let alone full.
   expect(minFreeBytes).toBeGreaterThan((256 * MiB) / 10);
-  expect(kubelet.filter((e) => e.reason === 'Evicted')).toEqual([]);
+  await expectKubeletDidNotEvict(context.admin, scenario, ['filler']);
   expectUntouched(scenario, ['quiet']);
   console.log(`containerized agent, disk pressure: the kubelet root's free space went down to ${(minFreeBytes / MiB).toFixed(1)} MiB of 256 MiB`);
 }, 180_000);
@@ -432,11 +408,11 @@ suite.test('PID pressure from a fork-leaking pod: helm upgrade adds a pid.availa
   })();
   await pods.waitDeleted('forker', 90_000);
   await sampling;
-  const { kubelet, agent: agentEvents } = await eventsBySource(context, namespace);
+  const { agent: agentEvents } = await eventsBySource(context.admin, namespace);
   expect(agentEvents.filter((e) => e.reason === 'Evicted').map((e) => [e.involvedObject.name, e.metadata.annotations?.starved_resource])).toEqual([['forker', 'pids']]);
   expect(maxPids).toBeGreaterThan(100);
   expect(maxPids).toBeLessThan(1024);
-  expect(kubelet.filter((e) => e.reason === 'Evicted')).toEqual([]);
+  await expectKubeletDidNotEvict(context.admin, scenario, ['forker']);
   expectUntouched(scenario, ['quiet']);
   console.log(`containerized agent, PID pressure: threshold pid.available ${thresholdPids}; the forker reached ${maxPids} processes (pod limit 1024)`);
 }, 300_000);
@@ -463,7 +439,7 @@ suite.test("with the agent in dry-run (helm upgrade, reloaded in place), a conta
   await waitFor(async () => metricValue((await agent.httpGet(8080, '/metrics')).body, 'kube_eviction_agent_kernel_oom_kills_total', { kind: 'container-limit' }) > killsBefore, { what: 'kernel_oom_kills_total{kind="container-limit"} to count the kill', timeoutMs: 20_000, intervalMs: 500 });
   // A dry run writes nothing to the API: no OOMKilledByKernel Event, no eviction.
   expect(await listEvents(context.admin, namespace, 'OOMKilledByKernel')).toEqual([]);
-  expect((await eventsBySource(context, namespace)).agent).toEqual([]);
+  expect((await eventsBySource(context.admin, namespace)).agent).toEqual([]);
   console.log(`containerized agent (dry-run), kernel OOM kill: ${JSON.stringify({ kind: line.kind, container: line.container, source: line.source, detectionMs: line.detectionMs })}`);
 }, 300_000);
 
@@ -500,9 +476,9 @@ suite.test('helm upgrade to a new image during a slow leak rolls the agent with 
   expect(agent.pod.spec.containers[0]).toMatchObject({ image: `${README_IMAGE.replace(/:[^:]+$/, '')}:0.1.1` });
   expect(node.oomWatch.since(startMs)).toEqual([]);
   expect(node.kubepodsMaxUsageBytes()).toBeLessThan(Number(KUBEPODS_LIMIT_BYTES));
-  const { kubelet, agent: agentEvents } = await eventsBySource(context, namespace);
+  const { agent: agentEvents } = await eventsBySource(context.admin, namespace);
   expect(agentEvents.filter((e) => e.reason === 'Evicted').map((e) => e.involvedObject.name)).toEqual(['leaky-upgrade']);
-  expect(kubelet.filter((e) => e.reason === 'Evicted')).toEqual([]);
+  await expectKubeletDidNotEvict(context.admin, scenario, ['leaky-upgrade']);
   // Exactly one of the two agents ended the leak.
   const ended = (lines: readonly AgentLogLine[]): boolean => lines.some((l) => l.msg === 'ended pod processes locally' && l.pod === `${namespace}/leaky-upgrade`);
   const endedBy = [

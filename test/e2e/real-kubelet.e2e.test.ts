@@ -19,10 +19,11 @@ import { kubeconfigYaml } from './harness/kubeconfig.js';
 import { findRealNodeBinaries } from './harness/binaries.js';
 import { thisHostIdentity } from '../../src/host/host-identity.js';
 import { startAgentUnderTest } from './harness/agent-under-test.js';
-import { createPod, getPod, listEvents, nodeCondition, type EventLike, type PodLike } from './harness/objects.js';
+import { createPod, getPod, listEvents, nodeCondition, type PodLike } from './harness/objects.js';
 import { describeReaction } from './harness/port-timeline.js';
 import { nodeImages, RealNode } from './harness/real-node.js';
 import { agentConfig, podCgroupUids, realPod, startRealNodeScenario, type RealNodeScenario } from './harness/real-node-scenario.js';
+import { describeEvents, eventsBySource, expectKubeletDidNotEvict, expectUntouched } from './harness/scenario-checks.js';
 import { e2eSuite, type TestContext } from './harness/suite.js';
 import { cgroupProcs, resume, sandboxView, type SandboxView } from './harness/sandbox-view.js';
 import { sleep, waitFor } from './harness/wait.js';
@@ -66,41 +67,11 @@ const suite = e2eSuite<RealNode>({
 
 type Context = TestContext<RealNode>;
 
-function terminating(pod: PodLike): boolean {
-  return pod.metadata.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
-}
 
-function evictedByKubelet(pod: PodLike): boolean {
-  return (pod.status as { reason?: string } | undefined)?.reason === 'Evicted';
-}
 
-// What the kubelet and the agent each said about the pods of a namespace.
-async function eventsBySource(context: Context, namespace: string): Promise<{ kubelet: EventLike[]; agent: EventLike[] }> {
-  const events = await listEvents(context.admin, namespace);
-  return { kubelet: events.filter((e) => e.source?.component === 'kubelet'), agent: events.filter((e) => e.source?.component === 'kube-eviction-agent') };
-}
 
-function describeEvents(events: readonly EventLike[]): string {
-  return events.map((e) => `${e.involvedObject.name} ${e.reason}: ${e.message}`).join('\n');
-}
 
-// The kubelet did not evict anything: no Evicted Events from it, no pod it marked Evicted, and no
-// node Event saying it tried to reclaim.
-async function expectKubeletDidNotEvict(context: Context, scenario: RealNodeScenario, names: readonly string[]): Promise<void> {
-  const { kubelet } = await eventsBySource(context, scenario.namespace);
-  expect(kubelet.filter((e) => e.reason === 'Evicted')).toEqual([]);
-  for (const name of names) expect(scenario.pods.versions(name).filter((v) => evictedByKubelet(v.object))).toEqual([]);
-  const nodeEvents = (await listEvents(context.admin, 'default', 'EvictionThresholdMet')).filter((e) => e.source?.component === 'kubelet');
-  expect(nodeEvents).toEqual([]);
-}
 
-function expectUntouched(scenario: RealNodeScenario, names: readonly string[]): void {
-  for (const name of names) {
-    const latest = scenario.pods.latest(name);
-    expect([name, latest?.status?.phase]).toEqual([name, 'Running']);
-    expect([name, scenario.pods.versions(name).some((v) => terminating(v.object))]).toEqual([name, false]);
-  }
-}
 
 function podStats(summary: Summary, namespace: string, name: string): PodStats | undefined {
   return summary.pods?.find((p) => p.podRef.namespace === namespace && p.podRef.name === name);
@@ -186,7 +157,7 @@ async function leakScenario(context: Context, scenario: RealNodeScenario, leak: 
   expect(node.kubepodsMaxUsageBytes()).toBeLessThan(Number(KUBEPODS_LIMIT_BYTES));
   // The agent ended the pod's processes on the node, then deleted it through the API.
   expect(agent.log.find('ended pod processes locally', { pod: `${namespace}/${leak.name}` })).toHaveLength(1);
-  const { kubelet, agent: agentEvents } = await eventsBySource(context, namespace);
+  const { kubelet, agent: agentEvents } = await eventsBySource(context.admin, namespace);
   const evicted = agentEvents.filter((e) => e.reason === 'Evicted' && e.involvedObject.name === leak.name);
   expect(evicted).toHaveLength(1);
   expect(evicted[0]).toMatchObject({ type: 'Warning', source: { component: 'kube-eviction-agent', host: NODE }, metadata: { annotations: { starved_resource: 'memory', offending_containers: 'main' } } });
@@ -195,7 +166,7 @@ async function leakScenario(context: Context, scenario: RealNodeScenario, leak: 
   expect(kubelet.filter((e) => e.involvedObject.name === leak.name).map((e) => [e.reportingComponent, e.reportingInstance])).toContainEqual(['kubelet', NODE]);
   // The kubelet ran the pod (its own Events) and did not evict it.
   expect(kubelet.filter((e) => e.involvedObject.name === leak.name).map((e) => e.reason)).toEqual(expect.arrayContaining(['Created', 'Started']));
-  await expectKubeletDidNotEvict(context, scenario, [leak.name]);
+  await expectKubeletDidNotEvict(context.admin, scenario, [leak.name]);
   const reaction = timeline.reaction(`${namespace}/${leak.name}`);
   expect(reaction).not.toBeNull();
   // Generous: the machine is shared; the figures themselves are printed.
@@ -313,15 +284,15 @@ suite.test('with the API server paused, a hard memory eviction ends the leaking 
   // The Evicted Event, whose first write the paused API server never answered, is written by a
   // retry (every 10 s, as the kubelet's recorder does), once.
   const evicted = await waitFor(async () => {
-    const { agent: agentEvents } = await eventsBySource(context, namespace);
+    const { agent: agentEvents } = await eventsBySource(context.admin, namespace);
     const found = agentEvents.filter((e) => e.reason === 'Evicted');
     return found.length > 0 ? found : undefined;
   }, { what: "the agent's Evicted Event", timeoutMs: 30_000, intervalMs: 500 });
   await sleep(2_000);
-  expect((await eventsBySource(context, namespace)).agent.filter((e) => e.reason === 'Evicted')).toHaveLength(1);
+  expect((await eventsBySource(context.admin, namespace)).agent.filter((e) => e.reason === 'Evicted')).toHaveLength(1);
   expect(evicted.map((e) => e.involvedObject.name)).toEqual([name]);
   expect(evicted[0]).toMatchObject({ type: 'Warning', source: { component: 'kube-eviction-agent', host: NODE }, metadata: { annotations: { starved_resource: 'memory' } } });
-  await expectKubeletDidNotEvict(context, scenario, [name]);
+  await expectKubeletDidNotEvict(context.admin, scenario, [name]);
   expectUntouched(scenario, ['ballast']);
   const restarted = agent.log.find('ended a container restarted in a pod being evicted', { pod: `${namespace}/${name}` }).length;
   console.log(
@@ -359,12 +330,12 @@ suite.test('PID pressure from a fork-leaking pod: the agent evicts it before it 
   await pods.waitDeleted('forker', 90_000);
   await sampling;
 
-  const { agent: agentEvents } = await eventsBySource(context, namespace);
+  const { agent: agentEvents } = await eventsBySource(context.admin, namespace);
   expect(agentEvents.filter((e) => e.reason === 'Evicted').map((e) => [e.involvedObject.name, e.metadata.annotations?.starved_resource])).toEqual([['forker', 'pids']]);
   // It forked well past what the machine's other processes move by (the threshold is 300 below).
   expect(maxPids).toBeGreaterThan(100);
   expect(maxPids).toBeLessThan(POD_PIDS_LIMIT);
-  await expectKubeletDidNotEvict(context, scenario, ['forker']);
+  await expectKubeletDidNotEvict(context.admin, scenario, ['forker']);
   expectUntouched(scenario, ['quiet']);
   console.log(`PID pressure: threshold pid.available ${thresholdPids} (available at start ${availablePids}); the forker reached ${maxPids} processes (pod limit ${POD_PIDS_LIMIT})`);
 }, 180_000);
@@ -391,11 +362,11 @@ suite.test("disk pressure from a pod filling its emptyDir on the kubelet's small
   await pods.waitDeleted('filler', 90_000);
   await sampling;
 
-  const { agent: agentEvents } = await eventsBySource(context, namespace);
+  const { agent: agentEvents } = await eventsBySource(context.admin, namespace);
   expect(agentEvents.filter((e) => e.reason === 'Evicted').map((e) => [e.involvedObject.name, e.metadata.annotations?.starved_resource])).toEqual([['filler', 'ephemeral-storage']]);
   // Never below the kubelet's own threshold (10%), let alone full.
   expect(minFreeBytes).toBeGreaterThan(Number(ROOT_DIR_BYTES) / 10);
-  await expectKubeletDidNotEvict(context, scenario, ['filler']);
+  await expectKubeletDidNotEvict(context.admin, scenario, ['filler']);
   expectUntouched(scenario, ['quiet']);
   console.log(`disk pressure: the kubelet root's free space went down to ${(minFreeBytes / MiB).toFixed(1)} MiB of ${Number(ROOT_DIR_BYTES) / MiB} MiB`);
 }, 180_000);

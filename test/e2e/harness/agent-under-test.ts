@@ -19,6 +19,7 @@ import { kubeconfigYaml } from './kubeconfig.js';
 import { MemoryLogger } from './memory-logger.js';
 import { POD_CGROUP_ROOT, type NodeSandbox } from './node-sandbox.js';
 import type { PortTimeline } from './port-timeline.js';
+import { metricValue } from './scenario-checks.js';
 import { waitFor } from './wait.js';
 
 export const CGROUP_ROOT = '/sys/fs/cgroup';
@@ -133,14 +134,7 @@ export async function startAgentUnderTest(options: AgentUnderTestOptions): Promi
     log,
     metrics,
     async metric(name, labels = {}) {
-      let sum = 0;
-      for (const line of (await metrics()).split('\n')) {
-        const match = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)$/.exec(line);
-        if (match === null || match[1] !== name) continue;
-        const labelText = match[2] ?? '';
-        if (Object.entries(labels).every(([k, v]) => labelText.includes(`${k}="${v}"`))) sum += Number(match[3]);
-      }
-      return sum;
+      return metricValue(await metrics(), name, labels);
     },
     stop,
   };
