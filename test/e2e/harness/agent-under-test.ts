@@ -19,7 +19,7 @@ import { kubeconfigYaml } from './kubeconfig.js';
 import { MemoryLogger } from './memory-logger.js';
 import { POD_CGROUP_ROOT, type NodeSandbox } from './node-sandbox.js';
 import type { PortTimeline } from './port-timeline.js';
-import { metricValue } from './scenario-checks.js';
+import { metricValue } from './metric-value.js';
 import { waitFor } from './wait.js';
 
 export const CGROUP_ROOT = '/sys/fs/cgroup';

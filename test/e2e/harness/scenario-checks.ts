@@ -1,6 +1,7 @@
 // What the real-node suites check after a scenario, whoever ran the agent (a host process beside
 // the kubelet, or the DaemonSet's pod): who said what about the pods (the kubelet's Events and the
 // agent's), that the kubelet evicted nothing, and that the pods meant to stay were never touched.
+// Jest's expect: test files only (the benchmark build does not compile this file).
 
 import type { ApiClient } from './api-client.js';
 import { listEvents, type EventLike, type PodLike } from './objects.js';
@@ -43,15 +44,4 @@ export function expectUntouched(scenario: RealNodeScenario, names: readonly stri
     expect([name, latest?.status?.phase]).toEqual([name, 'Running']);
     expect([name, scenario.pods.versions(name).some((v) => terminating(v.object))]).toEqual([name, false]);
   }
-}
-
-/** One metric's value in a /metrics text: the sum over the label sets that include `labels` (0 when absent). */
-export function metricValue(text: string, name: string, labels: Readonly<Record<string, string>> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)$/.exec(line);
-    if (match === null || match[1] !== name) continue;
-    if (Object.entries(labels).every(([k, v]) => (match[2] ?? '').includes(`${k}="${v}"`))) sum += Number(match[3]);
-  }
-  return sum;
 }
