@@ -8,6 +8,7 @@
 // the cluster, on the test process's exit too, and a watchdog kills what is left if the test
 // process is killed outright.
 
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -160,10 +161,9 @@ export class Cluster {
   }
 
   // Whether a TLS request to the kubernetes Service gets an HTTP answer from inside the node's network.
-  private async serviceAnswers(): Promise<boolean> {
+  private serviceAnswers(): Promise<boolean> {
     const containerd = this.node?.containerd;
-    if (containerd === null || containerd === undefined) return false;
-    const { execFile } = await import('node:child_process');
+    if (containerd === null || containerd === undefined) return Promise.resolve(false);
     const [enter, ...enterArgs] = containerd.enterCommand();
     return new Promise((resolve) => {
       execFile(enter as string, [...enterArgs, process.execPath, '-e', SERVICE_PROBE_SOURCE, KUBERNETES_SERVICE_IP], { timeout: 10_000 }, (err, stdout) => resolve(err === null && /^\d{3}$/m.test(stdout)));
