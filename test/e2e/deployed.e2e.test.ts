@@ -26,7 +26,7 @@ import { DeployedAgent, type AgentLogLine } from './harness/deployed-agent.js';
 import { kubeconfigYaml } from './harness/kubeconfig.js';
 import { createNamespace, createPod, listEvents, nodeCondition, type PodLike } from './harness/objects.js';
 import { nodeImages, type RealNode } from './harness/real-node.js';
-import { podCgroupUids, realPod, startRealNodeScenario } from './harness/real-node-scenario.js';
+import { realPod, startRealNodeScenario } from './harness/real-node-scenario.js';
 import { metricValue } from './harness/metric-value.js';
 import { eventsBySource, expectKubeletDidNotEvict, expectUntouched } from './harness/scenario-checks.js';
 import { e2eSuite, type TestContext } from './harness/suite.js';
@@ -223,13 +223,7 @@ suite.test("helm upgrade with the node's cgroup root and the agent's thresholds 
   context.addDiagnostics(() => `agent log (last lines):\n${agent.logTail(40)}`);
   const scenario = await startRealNodeScenario(onNode(context), 'leak-fast');
   const { namespace, pods } = scenario;
-  const staticName = `static-hold-${NODE}`;
-  node.writeStaticPod('static-hold.yaml', realPod('static-hold', NODE, { namespace, args: ['hold', '500'] }));
-  context.defer(async () => {
-    node.removeStaticPod('static-hold.yaml');
-    const uid = pods.versions(staticName)[0]?.object.metadata.annotations?.['kubernetes.io/config.mirror'];
-    await waitFor(() => uid === undefined || !podCgroupUids(node).includes(uid), { what: 'the static pod removed by the kubelet', timeoutMs: 60_000, intervalMs: 200 });
-  });
+  const staticName = scenario.runStaticPod('static-hold', ['hold', '500']);
   await scenario.runPods([{ name: 'critical', options: { args: ['hold', '300'], requests: { memory: '16Mi' }, priorityClassName: 'system-node-critical' } }]);
   await pods.waitFor(staticName, (p) => p.status?.phase === 'Running', 'mirror pod Running', 60_000);
   await waitFor(async () => (await nodeCondition(context.admin, NODE, MEMORY_CONDITION))?.status === 'False', { what: `${MEMORY_CONDITION} False before the leak`, timeoutMs: 30_000 });
@@ -348,7 +342,7 @@ suite.test("disk pressure from a pod filling its emptyDir on the kubelet's small
   context.addDiagnostics(() => `agent log (last lines):\n${agent.logTail(40)}`);
   const node = context.fixture.realNode;
   const scenario = await startRealNodeScenario(onNode(context), 'disk-pressure');
-  const { namespace, pods } = scenario;
+  const { namespace } = scenario;
   await scenario.runPods([{ name: 'quiet', options: { args: ['hold', '8'], requests: { memory: '32Mi' }, emptyDir: true } }]);
   let minFreeBytes = Number.POSITIVE_INFINITY;
   const free = (): number => {
@@ -356,14 +350,9 @@ suite.test("disk pressure from a pod filling its emptyDir on the kubelet's small
     return stats.bavail * stats.bsize;
   };
   await createPod(context.admin, namespace, realPod('filler', NODE, { args: ['fill', '/scratch/data', '40', '240'], requests: { memory: '32Mi' }, emptyDir: true }));
-  const sampling = (async () => {
-    while (pods.deletedAtMs('filler') === undefined) {
-      minFreeBytes = Math.min(minFreeBytes, free());
-      await sleep(50);
-    }
-  })();
-  await pods.waitDeleted('filler', 90_000);
-  await sampling;
+  await scenario.sampleUntilDeleted('filler', () => {
+    minFreeBytes = Math.min(minFreeBytes, free());
+  }, 90_000);
   const { agent: agentEvents } = await eventsBySource(context.admin, namespace);
   expect(agentEvents.filter((e) => e.reason === 'Evicted').map((e) => [e.involvedObject.name, e.metadata.annotations?.starved_resource])).toEqual([['filler', 'ephemeral-storage']]);
   // Never below the kubelet's own threshold (10%), let alone full.
@@ -392,23 +381,18 @@ suite.test('PID pressure from a fork-leaking pod: helm upgrade adds a pid.availa
   // processes move by more than 300 over a run.
   context.defer(() => upgradeInPlace(context, agent, ['--set-string', 'config.evictionHard.pid\\.available=1']));
   const scenario = await startRealNodeScenario(onNode(context), 'pid-pressure');
-  const { namespace, pods } = scenario;
+  const { namespace } = scenario;
   await scenario.runPods([{ name: 'quiet', options: { args: ['hold', '16'], requests: { memory: '32Mi' } } }]);
   const [forker] = await scenario.runPods([{ name: 'forker', options: { args: ['forks', '200', '2000'], requests: { memory: '32Mi' } } }]);
   let maxPids = 0;
   const pidsFile = join('/sys/fs/cgroup/pids', node.cgroups.name, 'kubepods', 'burstable', `pod${forker?.metadata.uid}`, 'pids.current');
-  const sampling = (async () => {
-    while (pods.deletedAtMs('forker') === undefined) {
-      try {
-        maxPids = Math.max(maxPids, Number(readFileSync(pidsFile, 'utf8')));
-      } catch {
-        // Not there yet, or gone.
-      }
-      await sleep(50);
+  await scenario.sampleUntilDeleted('forker', () => {
+    try {
+      maxPids = Math.max(maxPids, Number(readFileSync(pidsFile, 'utf8')));
+    } catch {
+      // Not there yet, or gone.
     }
-  })();
-  await pods.waitDeleted('forker', 90_000);
-  await sampling;
+  }, 90_000);
   const { agent: agentEvents } = await eventsBySource(context.admin, namespace);
   expect(agentEvents.filter((e) => e.reason === 'Evicted').map((e) => [e.involvedObject.name, e.metadata.annotations?.starved_resource])).toEqual([['forker', 'pids']]);
   expect(maxPids).toBeGreaterThan(100);

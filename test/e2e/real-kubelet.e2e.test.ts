@@ -84,14 +84,8 @@ async function waitMemoryPressureFalse(context: Context): Promise<void> {
 suite.test("the agent's observation equals the kubelet's /stats/summary per pod and container, within 1 MiB, a static pod's under its own UID (root, cgroup v1, real kubelet)", async (context) => {
   const scenario = await startRealNodeScenario(context, 'observe');
   const { namespace, timeline, node, pods } = scenario;
-  const staticName = `static-observed-${NODE}`;
+  const staticName = scenario.runStaticPod('static-observed', ['hold', '80']);
   const held: Readonly<Record<string, number>> = { 'hold-64': 64, 'hold-160': 160, 'guaranteed-96': 96, [staticName]: 80 };
-  node.writeStaticPod('static-observed.yaml', realPod('static-observed', NODE, { namespace, args: ['hold', '80'] }));
-  context.defer(async () => {
-    node.removeStaticPod('static-observed.yaml');
-    const uid = pods.versions(staticName)[0]?.object.metadata.annotations?.['kubernetes.io/config.mirror'];
-    await waitFor(() => uid === undefined || !podCgroupUids(node).includes(uid), { what: 'the static pod removed by the kubelet', timeoutMs: 60_000, intervalMs: 200 });
-  });
   await scenario.runPods([
     { name: 'hold-64', options: { args: ['hold', '64'] } },
     { name: 'hold-160', options: { args: ['hold', '160'], requests: { memory: '100Mi' } } },
@@ -191,13 +185,7 @@ suite.test('a fast leak (400 MiB/s) is evicted by the agent before the kernel OO
 suite.test('a slow leak (40 MiB/s) is evicted by the agent before the OOM killer and the kubelet, passing over a static pod and a system-node-critical pod that use more memory (root, cgroup v1, real kubelet)', async (context) => {
   const scenario = await startRealNodeScenario(context, 'leak-slow');
   const { node, namespace, pods } = scenario;
-  const staticName = `static-hold-${NODE}`;
-  node.writeStaticPod('static-hold.yaml', realPod('static-hold', NODE, { namespace, args: ['hold', '400'] }));
-  context.defer(async () => {
-    node.removeStaticPod('static-hold.yaml');
-    const uid = pods.versions(staticName)[0]?.object.metadata.annotations?.['kubernetes.io/config.mirror'];
-    await waitFor(() => uid === undefined || !podCgroupUids(node).includes(uid), { what: 'the static pod removed by the kubelet', timeoutMs: 60_000, intervalMs: 200 });
-  });
+  const staticName = scenario.runStaticPod('static-hold', ['hold', '400']);
   await scenario.runPods([{ name: 'critical', options: { args: ['hold', '450'], requests: { memory: '16Mi' }, priorityClassName: 'system-node-critical' } }]);
   // The kubelet creates the mirror pod of its static pod.
   await pods.waitFor(staticName, (p) => p.status?.phase === 'Running', 'mirror pod Running', 60_000);
@@ -303,7 +291,7 @@ suite.test('with the API server paused, a hard memory eviction ends the leaking 
 
 suite.test('PID pressure from a fork-leaking pod: the agent evicts it before it reaches its pids limit, and before the kubelet (root, cgroup v1, real kubelet)', async (context) => {
   const scenario = await startRealNodeScenario(context, 'pid-pressure');
-  const { node, namespace, pods } = scenario;
+  const { node, namespace } = scenario;
   await scenario.runPods([{ name: 'quiet', options: { args: ['hold', '16'], requests: { memory: '32Mi' } } }]);
   // The threshold sits 300 processes below what is available now (the machine is shared).
   const availablePids = await waitFor(async () => {
@@ -317,18 +305,13 @@ suite.test('PID pressure from a fork-leaking pod: the agent evicts it before it 
   // The pod's pids cgroup, sampled until it goes: how close the leak came to its limit.
   let maxPids = 0;
   const pidsFile = join('/sys/fs/cgroup/pids', node.cgroups.name, 'kubepods', 'burstable', `pod${forker?.metadata.uid}`, 'pids.current');
-  const sampling = (async () => {
-    while (pods.deletedAtMs('forker') === undefined) {
-      try {
-        maxPids = Math.max(maxPids, Number(readFileSync(pidsFile, 'utf8')));
-      } catch {
-        // Not there yet, or gone.
-      }
-      await sleep(50);
+  await scenario.sampleUntilDeleted('forker', () => {
+    try {
+      maxPids = Math.max(maxPids, Number(readFileSync(pidsFile, 'utf8')));
+    } catch {
+      // Not there yet, or gone.
     }
-  })();
-  await pods.waitDeleted('forker', 90_000);
-  await sampling;
+  }, 90_000);
 
   const { agent: agentEvents } = await eventsBySource(context.admin, namespace);
   expect(agentEvents.filter((e) => e.reason === 'Evicted').map((e) => [e.involvedObject.name, e.metadata.annotations?.starved_resource])).toEqual([['forker', 'pids']]);
@@ -342,7 +325,7 @@ suite.test('PID pressure from a fork-leaking pod: the agent evicts it before it 
 
 suite.test("disk pressure from a pod filling its emptyDir on the kubelet's small tmpfs root: the agent evicts it before the filesystem fills and before the kubelet (root, cgroup v1, real kubelet)", async (context) => {
   const scenario = await startRealNodeScenario(context, 'disk-pressure');
-  const { node, namespace, pods } = scenario;
+  const { node, namespace } = scenario;
   await scenario.runPods([{ name: 'quiet', options: { args: ['hold', '8'], requests: { memory: '32Mi' }, emptyDir: true } }]);
   await scenario.startAgent(agentConfig(node, AGENT_EVICTION_HARD));
   await waitMemoryPressureFalse(context);
@@ -353,14 +336,9 @@ suite.test("disk pressure from a pod filling its emptyDir on the kubelet's small
   };
   // 40 MiB/s up to 240 MiB of the 256 MiB: only an eviction keeps the filesystem from filling.
   await createPod(context.admin, namespace, realPod('filler', NODE, { args: ['fill', '/scratch/data', '40', '240'], requests: { memory: '32Mi' }, emptyDir: true }));
-  const sampling = (async () => {
-    while (pods.deletedAtMs('filler') === undefined) {
-      minFreeBytes = Math.min(minFreeBytes, free());
-      await sleep(50);
-    }
-  })();
-  await pods.waitDeleted('filler', 90_000);
-  await sampling;
+  await scenario.sampleUntilDeleted('filler', () => {
+    minFreeBytes = Math.min(minFreeBytes, free());
+  }, 90_000);
 
   const { agent: agentEvents } = await eventsBySource(context.admin, namespace);
   expect(agentEvents.filter((e) => e.reason === 'Evicted').map((e) => [e.involvedObject.name, e.metadata.annotations?.starved_resource])).toEqual([['filler', 'ephemeral-storage']]);

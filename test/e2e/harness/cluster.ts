@@ -135,15 +135,13 @@ export class Cluster {
     const service = await admin.request<{ spec?: { clusterIP?: string } }>('GET', '/api/v1/namespaces/default/services/kubernetes');
     if (service.body.spec?.clusterIP !== KUBERNETES_SERVICE_IP) throw new Error(`the kubernetes Service's ClusterIP is ${service.body.spec?.clusterIP}, not ${KUBERNETES_SERVICE_IP}`);
 
-    const proxyKubeconfig = join(this.dir, 'kube-proxy.kubeconfig');
-    writeFileSync(proxyKubeconfig, kubeconfigYaml({ server: plane.url, caPem: plane.caPem, token: plane.credentials.adminToken, user: 'admin' }), { mode: 0o600 });
     const proxyConfig = join(this.dir, 'kube-proxy.yaml');
     writeFileSync(
       proxyConfig,
       stringify({
         apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
         kind: 'KubeProxyConfiguration',
-        clientConnection: { kubeconfig: proxyKubeconfig },
+        clientConnection: { kubeconfig: adminKubeconfig },
         hostnameOverride: node.nodeName,
         mode: 'iptables',
         clusterCIDR: CLUSTER_CIDR,

@@ -13,7 +13,7 @@ import { PortTimeline } from './port-timeline.js';
 import { WORKLOAD_IMAGE, type RealNode } from './real-node.js';
 import { Recorder } from './recorder.js';
 import type { TestContext } from './test-context.js';
-import { waitFor } from './wait.js';
+import { sleep, waitFor } from './wait.js';
 
 export interface RealPodOptions {
   /** The workload's arguments (test/e2e/node-image/workload.c): `hold 64`, `leak 400`, ... */
@@ -66,6 +66,13 @@ export interface RealNodeScenario {
   runPods(pods: readonly { readonly name: string; readonly options: RealPodOptions }[]): Promise<PodLike[]>;
   /** Starts the agent with this configuration (see agentConfig) as the agent's ServiceAccount. */
   startAgent(configYaml: string): Promise<AgentUnderTest>;
+  /**
+   * Writes the static pod `name` (`<name>.yaml` in the kubelet's manifest directory), removed when
+   * the test ends and waited on until its cgroup is gone; returns its mirror pod's name.
+   */
+  runStaticPod(name: string, args: readonly string[]): string;
+  /** Calls `sample` every 50 ms until the pod is deleted; resolves with when it was. */
+  sampleUntilDeleted(name: string, sample: () => void, timeoutMs: number): Promise<number>;
 }
 
 function running(pod: PodLike | undefined): boolean {
@@ -118,6 +125,27 @@ export async function startRealNodeScenario(context: TestContext<RealNode>, name
       created.push(...made);
       await Promise.all(list.map(({ name }) => pods.waitFor(name, running, 'Running', 60_000)));
       return made;
+    },
+    runStaticPod(name, args) {
+      const mirrorName = `${name}-${node.nodeName}`;
+      node.writeStaticPod(`${name}.yaml`, realPod(name, node.nodeName, { namespace, args }));
+      context.defer(async () => {
+        node.removeStaticPod(`${name}.yaml`);
+        const uid = pods.versions(mirrorName)[0]?.object.metadata.annotations?.['kubernetes.io/config.mirror'];
+        await waitFor(() => uid === undefined || !podCgroupUids(node).includes(uid), { what: 'the static pod removed by the kubelet', timeoutMs: 60_000, intervalMs: 200 });
+      });
+      return mirrorName;
+    },
+    async sampleUntilDeleted(name, sample, timeoutMs) {
+      const sampling = (async () => {
+        while (pods.deletedAtMs(name) === undefined) {
+          sample();
+          await sleep(50);
+        }
+      })();
+      const deletedAtMs = await pods.waitDeleted(name, timeoutMs);
+      await sampling;
+      return deletedAtMs;
     },
     async startAgent(configYaml) {
       const agent = await startAgentUnderTest({ plane, token: identity.token, nodeName: node.nodeName, configYaml, realNode: true, timeline });
