@@ -8,6 +8,7 @@
 
 import type { TestContext } from './harness/suite.js';
 import { e2eSuite } from './harness/suite.js';
+import { awaitOomReportWindow } from '../helpers/oom-report-window.js';
 import { startNodeScenario, type NodeScenario } from './harness/node-scenario.js';
 import { listEvents, type EventLike } from './harness/objects.js';
 import { waitFor } from './harness/wait.js';
@@ -69,6 +70,8 @@ async function expectReportedOnce(context: TestContext, scenario: NodeScenario, 
 }
 
 suite.test('a pod meeting its own memory limit is OOM-killed by the kernel: an OOMKilledByKernel Event on the pod and the Node, read back from the API server (root, cgroup v1, real kube-apiserver)', async (context) => {
+  // The kill's constraint comes from its summary line in the kernel log, which the kernel rate-limits.
+  await awaitOomReportWindow();
   const scenario = await startNodeScenario(context, { nodeName: 'node-oom-pod', namespace: 'oom-pod', memoryLimitBytes: 1024n * BigInt(MiB) });
   const { namespace, kubelet } = scenario;
   const node = scenario.node!;
@@ -112,6 +115,8 @@ suite.test('a pod meeting its own memory limit is OOM-killed by the kernel: an O
 }, 120_000);
 
 suite.test('with no memory threshold the node runs out and the kernel OOM-kills the leak: a node-level OOMKilledByKernel Event on the pod and the Node, read back from the API server (root, cgroup v1, real kube-apiserver)', async (context) => {
+  // The kill's constraint comes from its summary line in the kernel log, which the kernel rate-limits.
+  await awaitOomReportWindow();
   const scenario = await startNodeScenario(context, { nodeName: 'node-oom-node', namespace: 'oom-node', memoryLimitBytes: 512n * BigInt(MiB) });
   const { namespace, kubelet } = scenario;
   const node = scenario.node!;

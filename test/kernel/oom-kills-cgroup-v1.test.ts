@@ -13,6 +13,7 @@ import type { KernelOomKill } from '../../src/daemon/ports.js';
 import { CgroupSandbox, cgroupV1Unavailable, type SandboxProcess } from '../helpers/cgroup-sandbox.js';
 import { openFds } from '../helpers/open-fds.js';
 import { KERNEL_LOG, kernelLogUnreadable, watchOomKills, type OomKillWatching } from '../helpers/oom-kill-watching.js';
+import { awaitOomReportWindow } from '../helpers/oom-report-window.js';
 
 const MI = 1n << 20n;
 const POD_UID = '5f0c8a2e-4a61-4c1e-9d55-3f2b8e6b7c10';
@@ -29,6 +30,8 @@ const kernelLogReason = kernelLogUnreadable();
 let sandbox: CgroupSandbox | undefined;
 beforeAll(async () => {
   if (reason === null) sandbox = await CgroupSandbox.create();
+  // The kernel-log tests read the kill's summary line, which the kernel rate-limits.
+  if (reason === null && kernelLogReason === null) await awaitOomReportWindow();
 });
 afterAll(async () => sandbox?.cleanup());
 
