@@ -40,6 +40,7 @@ import type { BenchPart, PartResult } from './lib/part.js';
 import { Progress } from './lib/progress.js';
 import { fmtDuration } from './lib/stats.js';
 import { writeBenchmarkPage } from './report/page.js';
+import { allRatios, ratioLine } from './report/ratios.js';
 
 const PARTS: readonly BenchPart<unknown>[] = [oomRacePart, reactionLatencyPart, nodeCostPart, footprintPart, runtimePart, realNodePart, opsFloodPart, nodeLockPart] as readonly BenchPart<unknown>[];
 
@@ -171,6 +172,12 @@ async function main(): Promise<void> {
   }
   const page = writeBenchmarkPage(options.docsDir, loadResults(options.resultsDir), PARTS.map((p) => ({ name: p.name, title: p.title })));
   process.stdout.write(`\nwrote ${page.files.join(', ')}\n${page.headlines.map((h) => `  ${h}`).join('\n')}\n`);
+  // The agent against the C references of the same run, one line each, for a reader or a script.
+  const ratios = allRatios(loadResults(options.resultsDir)).flatMap((r) => {
+    const line = ratioLine(r);
+    return line === null ? [] : [line];
+  });
+  if (ratios.length > 0) process.stdout.write(`\n${ratios.join('\n')}\n`);
   if (failed) process.exitCode = 1;
 }
 

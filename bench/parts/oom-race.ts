@@ -4,7 +4,9 @@
 // at a requested rate, and the run ends when its processes are gone, the OOM killer fired, or
 // the timeout passed. Variants are alternated run by run, so a busy moment on the shared machine
 // hits them all alike. Measured per run: the outcome, the rate actually achieved, the node's usage
-// at the moment the kill was issued (overshoot past the threshold) and the peak usage.
+// at the moment the kill was issued (overshoot past the threshold) and the peak usage. The C
+// reference killer (bench/reference-killer.c) races beside variant (a) on a node of its own, the
+// same threshold and quiet pods, in the same rotation: the physical limit the agent is compared with.
 
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -21,6 +23,8 @@ import { throwIfInterrupted } from '../lib/cleanup.js';
 import type { BenchPart, PartContext, PartResult } from '../lib/part.js';
 import { watchPodDeletion } from '../lib/simulated-kubelet.js';
 import { fmt, MiB } from '../lib/stats.js';
+import { referenceReaderUnavailable } from '../lib/reference-reader.js';
+import { buildReferenceKiller, ReferenceKiller } from '../lib/reference-killer.js';
 
 export const RACE_LIMIT_BYTES = 1024 * MiB;
 export const RACE_THRESHOLD = '256Mi';
@@ -45,6 +49,9 @@ const ALLOCATOR_REQUEST_BYTES = 64 * MiB;
  */
 const RATE_HALF_WINDOW_NS = 200_000_000n;
 
+/** The variant the targets are about, and the one the reference races beside. */
+export const HEADLINE_RACE_VARIANT = 'notifier-local';
+
 export const RACE_VARIANTS: readonly AgentVariant[] = [
   { key: 'notifier-local', label: '(a) notifier + local termination', notifier: 'memcg-v1', localTermination: true, housekeepingIntervalMs: 10_000 },
   { key: 'notifier-api', label: '(b) notifier + API only', notifier: 'memcg-v1', localTermination: false, housekeepingIntervalMs: 10_000 },
@@ -53,6 +60,9 @@ export const RACE_VARIANTS: readonly AgentVariant[] = [
   { key: 'poll1-local', label: '(d) 1 s polling + local termination', notifier: 'disabled', localTermination: true, housekeepingIntervalMs: 1_000 },
   { key: 'poll1-api', label: "(d') 1 s polling + API only", notifier: 'disabled', localTermination: false, housekeepingIntervalMs: 1_000 },
 ];
+
+/** The C reference killer, raced beside (a) as a column of its own: no agent, the kill as soon as the kernel's event comes. */
+export const REFERENCE_VARIANT: AgentVariant = { key: 'reference-c', label: '(ref) C reference killer', notifier: 'memcg-v1', localTermination: true, housekeepingIntervalMs: 0 };
 
 export interface RaceRate {
   readonly key: string;
@@ -150,7 +160,9 @@ interface VariantNode {
   readonly variant: AgentVariant;
   readonly nodeName: string;
   readonly node: BenchNode;
-  readonly agent: BenchAgent;
+  /** The agent; null on the reference killer's node. */
+  readonly agent: BenchAgent | null;
+  readonly killer: ReferenceKiller | null;
   readonly quiet: QuietPod[];
 }
 
@@ -174,7 +186,7 @@ async function startQuiet(node: BenchNode, relative: string): Promise<AllocatorP
   return quiet;
 }
 
-async function setUpVariant(variant: AgentVariant, standIn: ApiStandIn, scratchDir: string): Promise<VariantNode> {
+async function setUpVariant(variant: AgentVariant, standIn: ApiStandIn, scratchDir: string, referenceBinary: string | null = null): Promise<VariantNode> {
   const node = BenchNode.create(`race-${variant.key}`, BigInt(RACE_LIMIT_BYTES));
   const nodeName = `race-${variant.key}`;
   const quiet: QuietPod[] = [];
@@ -183,14 +195,15 @@ async function setUpVariant(variant: AgentVariant, standIn: ApiStandIn, scratchD
     const relative = containerCgroup(pod);
     quiet.push({ relative, process: await startQuiet(node, relative) });
   }
+  if (referenceBinary !== null) return { variant, nodeName, node, agent: null, killer: ReferenceKiller.start(referenceBinary, node.cgroup.path), quiet };
   const agent = await startBenchAgent({ node, standIn, nodeName, variant, thresholdQuantity: RACE_THRESHOLD, scratchDir });
-  return { variant, nodeName, node, agent, quiet };
+  return { variant, nodeName, node, agent, killer: null, quiet };
 }
 
 let podSequence = 0;
 
 async function raceOnce(v: VariantNode, standIn: ApiStandIn, cell: Cell, run: number): Promise<{ result: RaceRun; quietRestarts: number }> {
-  const { node, agent, variant } = v;
+  const { node, agent, killer, variant } = v;
   let quietRestarts = 0;
   for (const quiet of v.quiet) {
     if (quiet.process.alive) continue;
@@ -211,7 +224,7 @@ async function raceOnce(v: VariantNode, standIn: ApiStandIn, cell: Cell, run: nu
   const base = { variant: variant.key, rate: cell.rate.key, processes: cell.processes, run };
   try {
     allocators.push(...(await Promise.all(Array.from({ length: cell.processes }, () => AllocatorProcess.start(node.cgroup, containerCgroup(pod), plan)))));
-    await agent.waitForPod(uid, true);
+    await agent?.waitForPod(uid, true);
     node.resetCounters();
     const oomBefore = node.oomKills();
     const baselineUsageBytes = Number(node.usageBytes());
@@ -233,8 +246,8 @@ async function raceOnce(v: VariantNode, standIn: ApiStandIn, cell: Cell, run: nu
     const noteKill = (): void => {
       marks.usageAtKillBytes ??= Number(node.usageBytes());
     };
-    const armed = 'armedThresholds' in agent.notifier ? (agent.notifier as MemcgV1Notifier).armedThresholds()[0] : undefined;
-    agent.hooks = {
+    const armed = agent !== null && 'armedThresholds' in agent.notifier ? (agent.notifier as MemcgV1Notifier).armedThresholds()[0] : undefined;
+    const hooks: BenchAgent['hooks'] = {
       notified: (atNs) => {
         if (marks.notifiedNs === null && atNs >= goNs) marks.notifiedNs = atNs;
       },
@@ -257,13 +270,16 @@ async function raceOnce(v: VariantNode, standIn: ApiStandIn, cell: Cell, run: nu
         if (p.metadata.uid === uid && marks.requestingNs === null) marks.requestingNs = atNs;
       },
     };
+    if (agent !== null) agent.hooks = hooks;
     const kubelet = watchPodDeletion(standIn, { namespace: BENCH_NAMESPACE, name }, allocators.map((a) => a.process), KILL_DELAY_MS, (atNs) => {
       marks.kubeletKillNs = atNs;
       noteKill();
     });
 
-    goNs = process.hrtime.bigint();
     const triggerBytes = TRIGGER_USAGE_BYTES + inactiveFileBytes;
+    // The reference arms exactly the usage at which memory.available drops below the threshold.
+    await killer?.arm(triggerBytes, node.cgroup.resolve(containerCgroup(pod)));
+    goNs = process.hrtime.bigint();
     for (const allocator of allocators) allocator.go(BigInt(triggerBytes));
     const exits = allocators.map((a) => a.process.exited);
     void Promise.race(exits).then((e) => (marks.firstExitNs = e.atNs));
@@ -279,13 +295,23 @@ async function raceOnce(v: VariantNode, standIn: ApiStandIn, cell: Cell, run: nu
       void Promise.all(exits).then(() => finish('exited'));
       for (const exit of exits) {
         void exit.then(({ signal }) => {
-          if (signal === 'SIGKILL' && marks.terminatingNs === null && marks.kubeletKillNs === null) finish('oom');
+          // The reference's own SIGKILL is reported on its output, which may come after the exit: the kernel's count decides there.
+          if (signal === 'SIGKILL' && killer === null && marks.terminatingNs === null && marks.kubeletKillNs === null) finish('oom');
         });
       }
       for (const quiet of v.quiet) void quiet.process.process.exited.then(() => finish('oom'));
     });
     kubelet.stop();
-    agent.hooks = {};
+    if (agent !== null) agent.hooks = {};
+    if (killer !== null) {
+      // Its report follows its kill by microseconds; none means the run ended another way (then it is disarmed).
+      const kill = (await killer.killed(ended === 'exited' ? 1000 : 0)) ?? (await killer.disarm());
+      if (kill !== null && kill.killIssuedNs >= goNs) {
+        marks.notifiedNs = kill.notifiedNs;
+        marks.terminatingNs = kill.killIssuedNs;
+        marks.usageAtKillBytes = kill.usageAtKillBytes;
+      }
+    }
     await node.cgroup.kill(allocators.map((a) => a.process));
     await Promise.all(allocators.map((a) => a.finished));
     // The OOM kill is counted before its victim exits; a moment's wait covers the last exit.
@@ -329,7 +355,7 @@ async function raceOnce(v: VariantNode, standIn: ApiStandIn, cell: Cell, run: nu
       overshootAtKillBytes: usageAtKillBytes === null ? null : usageAtKillBytes - triggerBytes,
       peakOvershootBytes: Number(node.maxUsageBytes()) - triggerBytes,
       firstExitMs: nsToMs(firstExitNs, goNs),
-      armedBytes: armed === undefined ? null : Number(armed.memcgThresholdBytes),
+      armedBytes: killer !== null ? triggerBytes : armed === undefined ? null : Number(armed.memcgThresholdBytes),
       passes: marks.passes,
       oomKills,
       failcnt: node.failCount(),
@@ -366,10 +392,10 @@ async function raceOnce(v: VariantNode, standIn: ApiStandIn, cell: Cell, run: nu
       quietRestarts,
     };
   } finally {
-    agent.hooks = {};
+    if (agent !== null) agent.hooks = {};
     await node.cgroup.kill(allocators.map((a) => a.process));
     standIn.deletePodNow(BENCH_NAMESPACE, name);
-    await agent.waitForPod(uid, false).catch(() => undefined);
+    await agent?.waitForPod(uid, false).catch(() => undefined);
     node.cgroup.remove(podCgroup(uid));
   }
 }
@@ -412,7 +438,7 @@ function runsPerCell(quick: boolean): number {
 export function mergeRaceData(previousResult: PartResult<OomRaceData>, fresh: OomRaceData): OomRaceData {
   const previous = previousResult.data;
   const freshKeys = new Set(fresh.variants.map((v) => v.key));
-  if (previous === null || freshKeys.size === RACE_VARIANTS.length) return fresh;
+  if (previous === null || RACE_VARIANTS.every((v) => freshKeys.has(v.key))) return fresh;
   const kept = previous.runs.filter((r) => !freshKeys.has(r.variant));
   if (kept.length === 0) return fresh;
   const keptKeys = new Set(kept.map((r) => r.variant));
@@ -421,7 +447,7 @@ export function mergeRaceData(previousResult: PartResult<OomRaceData>, fresh: Oo
   for (const v of fresh.variants) runsPerCellByVariant[v.key] = fresh.runsPerCell;
   return {
     ...fresh,
-    variants: RACE_VARIANTS.filter((v) => freshKeys.has(v.key) || keptKeys.has(v.key)),
+    variants: [...RACE_VARIANTS, REFERENCE_VARIANT].filter((v) => freshKeys.has(v.key) || keptKeys.has(v.key)),
     processCounts: [...new Set([...previous.processCounts, ...fresh.processCounts])].sort((a, b) => a - b),
     runs: [...fresh.runs, ...kept],
     runsPerCellByVariant,
@@ -433,7 +459,7 @@ export function mergeRaceData(previousResult: PartResult<OomRaceData>, fresh: Oo
 export const oomRacePart: BenchPart<OomRaceData> = {
   name: 'oom-race',
   title: 'The OOM race',
-  estimateMs: (quick) => cellsFor(quick).length * runsPerCell(quick) * raceVariantsFromEnv().length * 1300 + 15_000,
+  estimateMs: (quick) => cellsFor(quick).length * runsPerCell(quick) * (raceVariantsFromEnv().length + 1) * 1300 + 15_000,
   unavailable: () => cgroupV1Unavailable(),
   merge: mergeRaceData,
   async run(context: PartContext): Promise<OomRaceData> {
@@ -449,6 +475,12 @@ export const oomRacePart: BenchPart<OomRaceData> = {
         variants.push(await setUpVariant(variant, standIn, context.scratchDir));
         context.progress.note(`${variant.label}: sandbox node ${variants.at(-1)?.node.name} ready`);
       }
+      // The reference races whenever (a) does, so the two are always compared over the same runs.
+      const noCompiler = referenceReaderUnavailable();
+      if (variants.some((v) => v.variant.key === HEADLINE_RACE_VARIANT) && noCompiler === null) {
+        variants.push(await setUpVariant(REFERENCE_VARIANT, standIn, context.scratchDir, buildReferenceKiller(context.benchDir, context.scratchDir)));
+        context.progress.note(`${REFERENCE_VARIANT.label}: sandbox node ${variants.at(-1)?.node.name} ready`);
+      } else if (noCompiler !== null) context.progress.note(`reference killer skipped: ${noCompiler}`);
       const total = cells.length * runs * variants.length;
       let done = 0;
       for (let run = 0; run < runs; run++) {
@@ -467,7 +499,7 @@ export const oomRacePart: BenchPart<OomRaceData> = {
         }
       }
     } finally {
-      for (const v of variants) await v.agent.stop();
+      for (const v of variants) await (v.agent ?? v.killer)?.stop();
       await standIn.stop();
       for (const v of variants) await v.node.destroy();
     }

@@ -7,7 +7,10 @@
 // CLOCK_MONOTONIC, and hooks in the same process note, on the same clock, the notification
 // reaching JavaScript, the memory shortcut's eviction, local termination, the API request and the
 // pod's processes being gone. The notifier alone (no agent) is measured the same way, as in
-// bench/notifier-latency.ts.
+// bench/notifier-latency.ts. The C reference killer (bench/reference-killer.c) runs alternately
+// with the agent, iteration by iteration in every scenario, on a second sandbox node of the same
+// shape (the same ballast, the same pod cgroups and idle processes), so the agent's figures are
+// read as ratios to the physical limit measured in the same run.
 
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -15,7 +18,9 @@ import { AllocatorProcess } from '../lib/allocator.js';
 import { startBenchAgent, type AgentVariant, type BenchAgent } from '../lib/bench-agent.js';
 import { BenchCgroup, cgroupV1Unavailable } from '../lib/bench-cgroup.js';
 import { BenchNode } from '../lib/bench-node.js';
-import { BENCH_NAMESPACE, benchPod, containerCgroup, podCgroup } from '../lib/bench-pods.js';
+import { BENCH_NAMESPACE, benchPod, containerCgroup, podCgroup, syntheticUid } from '../lib/bench-pods.js';
+import { referenceReaderUnavailable } from '../lib/reference-reader.js';
+import { buildReferenceKiller, ReferenceKiller } from '../lib/reference-killer.js';
 import { throwIfInterrupted, trackChild } from '../lib/cleanup.js';
 import type { BenchPart, PartContext } from '../lib/part.js';
 import { watchPodDeletion } from '../lib/simulated-kubelet.js';
@@ -33,6 +38,7 @@ import { notifierSettings } from '../../test/fixtures/settings.js';
 
 const LIMIT_BYTES = 1024 * MiB;
 const THRESHOLD = '256Mi';
+const THRESHOLD_BYTES = 256 * MiB;
 export const LATENCY_POD_COUNT = 110;
 export const LARGE_POD_COUNT = 1000;
 /** The busy node: this many processes spinning on the CPU (as many as the machine has cores here). */
@@ -80,10 +86,28 @@ export interface LatencyScenario {
   readonly shortcutKills: number;
   /** The 1-minute load average when the scenario's first iteration started. */
   readonly loadAverage: number;
+  /** The C reference killer, run alternately with the agent in the same scenario (absent in results recorded before it existed). */
+  readonly reference?: ReferenceScenario;
+}
+
+/** Milliseconds from the kernel-side crossing, per iteration of the reference killer. */
+export interface ReferenceSample {
+  readonly toNotified: number | null;
+  readonly toTermination: number | null;
+  readonly toGone: number | null;
+}
+
+export interface ReferenceScenario {
+  readonly iterations: number;
+  readonly failures: readonly string[];
+  readonly samples: readonly ReferenceSample[];
+  readonly stages: Readonly<Record<keyof ReferenceSample, Distribution | null>>;
 }
 
 export interface ReactionLatencyData {
   readonly scenarios: readonly LatencyScenario[];
+  /** Why the reference killer did not run, when it did not (no C compiler). */
+  readonly referenceSkipped?: string;
   /** The notifier alone, no agent: crossing → onEvent (bench/notifier-latency.ts). */
   readonly notifierAlone: { readonly crossings: number; readonly latency: Distribution | null; readonly arming: Distribution | null } | null;
 }
@@ -201,11 +225,108 @@ async function iteration(agent: BenchAgent, node: BenchNode, standIn: ApiStandIn
   }
 }
 
+/**
+ * The reference killer's node: the same shape as the agent's (the ballast, the pod cgroups, one idle
+ * process in the same places), as cgroups and processes only: the killer needs no API objects.
+ */
+class ReferenceNode {
+  private constructor(
+    readonly node: BenchNode,
+    readonly killer: ReferenceKiller,
+  ) {}
+
+  static async create(binary: string): Promise<ReferenceNode> {
+    const node = BenchNode.create('latency-ref', BigInt(LIMIT_BYTES));
+    const killer = ReferenceKiller.start(binary, node.cgroup.path);
+    const reference = new ReferenceNode(node, killer);
+    try {
+      const holder = await AllocatorProcess.start(node.cgroup, `${podCgroup(syntheticUid(0))}/ballast`, { mode: 'asap', rateBytesPerSecond: 0, maxBytes: BALLAST_BYTES, usagePath: node.usagePath });
+      holder.go();
+      await holder.whenDone();
+      await reference.addIdle(0, LATENCY_POD_COUNT - 2, (i) => i % EMPTY_EVERY !== EMPTY_EVERY - 1);
+    } catch (err) {
+      await reference.destroy();
+      throw err;
+    }
+    return reference;
+  }
+
+  async addIdle(from: number, to: number, hasProcess: (i: number) => boolean): Promise<void> {
+    const idle: Promise<unknown>[] = [];
+    for (let i = from; i < to; i++) {
+      const relative = `${podCgroup(syntheticUid(1 + i))}/main`;
+      if (!hasProcess(i)) {
+        this.node.cgroup.mkdir(relative);
+        continue;
+      }
+      idle.push(this.node.cgroup.spawnIdle(relative));
+      if (idle.length >= 50) await Promise.all(idle.splice(0));
+    }
+    await Promise.all(idle);
+  }
+
+  async destroy(): Promise<void> {
+    await this.killer.stop();
+    await this.node.destroy();
+  }
+}
+
+/** One reaction of the reference killer: the agent's threshold (memory.available 256Mi) on its node, crossed the same way. */
+async function referenceIteration(reference: ReferenceNode, index: number): Promise<ReferenceSample> {
+  const uid = syntheticUid(100_000 + index);
+  const relative = `${podCgroup(uid)}/main`;
+  const { node, killer } = reference;
+  let child: SteppingChild | null = null;
+  try {
+    child = await SteppingChild.start(node.cgroup, relative, node.cgroup.path);
+    // The usage at which memory.available (capacity − working set) drops below the threshold.
+    const usageBytes = BigInt(LIMIT_BYTES - THRESHOLD_BYTES) + node.inactiveFileBytes();
+    await killer.arm(usageBytes, node.cgroup.resolve(relative));
+    const crossedNs = await child.cross(usageBytes);
+    const kill = await killer.killed(5000);
+    const exited = await Promise.race([child.process.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 5000))]);
+    if (kill === null) {
+      await killer.disarm();
+      throw new Error('the reference killer issued no kill within 5 s');
+    }
+    if (crossedNs === null) throw new Error('the stepping pod died before it reported its crossing');
+    const since = (ns: bigint | null | undefined): number | null => (ns === null || ns === undefined ? null : Number(ns - crossedNs) / 1e6);
+    return { toNotified: since(kill.notifiedNs), toTermination: since(kill.killIssuedNs), toGone: since(exited?.atNs) };
+  } finally {
+    if (child !== null) await node.cgroup.kill([child.process]);
+    node.cgroup.remove(podCgroup(uid));
+  }
+}
+
+/** What the reference collects in one scenario. */
+class ReferenceRun {
+  readonly samples: ReferenceSample[] = [];
+  readonly failures: string[] = [];
+
+  async run(reference: ReferenceNode, index: number, key: ScenarioKey, context: PartContext): Promise<void> {
+    throwIfInterrupted();
+    try {
+      const sample = await referenceIteration(reference, index);
+      this.samples.push(sample);
+      context.progress.note(`${key}, reference: crossing -> notified ${fmt(sample.toNotified)} ms, -> kill ${fmt(sample.toTermination)} ms`);
+    } catch (err) {
+      this.failures.push(errorMessage(err));
+      context.progress.note(`${key}, reference: failed: ${this.failures.at(-1) ?? ''}`);
+    }
+  }
+
+  result(): ReferenceScenario {
+    const stage = (key: keyof ReferenceSample): Distribution | null => distribution(this.samples.flatMap((s) => (s[key] === null ? [] : [s[key] as number])));
+    return { iterations: this.samples.length + this.failures.length, failures: this.failures, samples: this.samples, stages: { toNotified: stage('toNotified'), toTermination: stage('toTermination'), toGone: stage('toGone') } };
+  }
+}
+
 /** What a scenario collects while its iterations run (possibly interleaved with another's). */
 class ScenarioRun {
   readonly samples: LatencySample[] = [];
   readonly failures: string[] = [];
   loadAverage: number | null = null;
+  readonly reference = new ReferenceRun();
   constructor(
     readonly key: ScenarioKey,
     readonly label: string,
@@ -246,6 +367,7 @@ class ScenarioRun {
       notifiedToTermination: distribution(inAgent),
       shortcutKills: this.samples.filter((s) => s.toShortcut !== null).length,
       loadAverage: this.loadAverage ?? 0,
+      ...(this.reference.samples.length + this.reference.failures.length > 0 ? { reference: this.reference.result() } : {}),
     };
   }
 }
@@ -296,11 +418,12 @@ async function notifierAlone(crossings: number, progress: PartContext['progress'
 export const reactionLatencyPart: BenchPart<ReactionLatencyData> = {
   name: 'reaction-latency',
   title: 'Reaction latency',
-  estimateMs: (quick) => 30_000 + 3 * iterationsFor(quick) * 500 + crossingsFor(quick) * 100,
+  estimateMs: (quick) => 40_000 + 3 * iterationsFor(quick) * 800 + crossingsFor(quick) * 100,
   unavailable: () => cgroupV1Unavailable(),
   async run(context: PartContext): Promise<ReactionLatencyData> {
     const iterations = iterationsFor(context.quick);
     const busyNice = busyNiceFromEnv();
+    const referenceSkipped = referenceReaderUnavailable();
     const total = 3 * iterations;
     let done = 0;
     const step = (): [number, number] => [++done, total];
@@ -308,10 +431,18 @@ export const reactionLatencyPart: BenchPart<ReactionLatencyData> = {
     const standIn = await startApiStandIn();
     const node = BenchNode.create('latency', BigInt(LIMIT_BYTES));
     let agent: BenchAgent | null = null;
+    let reference: ReferenceNode | null = null;
     let stopBusy: (() => Promise<void>) | null = null;
     const scenarios: ScenarioRun[] = [];
+    // Each of the agent's iterations is followed by one of the reference killer's, in the same conditions.
+    const both = async (scenario: ScenarioRun, index: number): Promise<void> => {
+      await scenario.run(agent as BenchAgent, node, standIn, nodeName, index, context, step);
+      if (reference !== null) await scenario.reference.run(reference, index, scenario.key, context);
+    };
     try {
       const { idleProcesses } = await populateNode(node, standIn, nodeName);
+      if (referenceSkipped === null) reference = await ReferenceNode.create(buildReferenceKiller(context.benchDir, context.scratchDir));
+      else context.progress.note(`reference killer skipped: ${referenceSkipped}`);
       agent = await startBenchAgent({ node, standIn, nodeName, variant: VARIANT, thresholdQuantity: THRESHOLD, scratchDir: context.scratchDir });
       context.progress.note(`sandbox node ${node.name}: ${LATENCY_POD_COUNT} pods, ${idleProcesses} idle processes, usage ${fmt(Number(node.usageBytes()) / MiB)} MiB of ${LIMIT_BYTES / MiB} MiB`);
       const idle = new ScenarioRun('idle-110', `${LATENCY_POD_COUNT} pods, idle machine`, LATENCY_POD_COUNT, 0, idleProcesses);
@@ -321,25 +452,31 @@ export const reactionLatencyPart: BenchPart<ReactionLatencyData> = {
       let index = 0;
       for (let block = 0; block * LATENCY_BLOCK < iterations; block++) {
         const count = Math.min(LATENCY_BLOCK, iterations - block * LATENCY_BLOCK);
-        for (let i = 0; i < count; i++) await idle.run(agent, node, standIn, nodeName, index++, context, step);
+        for (let i = 0; i < count; i++) await both(idle, index++);
         stopBusy = await startBusyProcesses(BUSY_PROCESSES, busyNice);
-        for (let i = 0; i < count; i++) await busy.run(agent, node, standIn, nodeName, index++, context, step);
+        for (let i = 0; i < count; i++) await both(busy, index++);
         await stopBusy();
         stopBusy = null;
       }
-      // The same node grown to 1,000 pods (the ballast and the stepping pod included).
+      // The same node grown to 1,000 pods (the ballast and the stepping pod included); the reference's too.
       const added = await addIdlePods(node, standIn, nodeName, LATENCY_POD_COUNT - 2, LARGE_POD_COUNT - 2, (i) => i % LARGE_PROCESS_EVERY === 0);
+      await reference?.addIdle(LATENCY_POD_COUNT - 2, LARGE_POD_COUNT - 2, (i) => i % LARGE_PROCESS_EVERY === 0);
       await agent.waitForPod(added.lastUid, true, 60_000);
       const large = new ScenarioRun('idle-1000', `${LARGE_POD_COUNT} pods, idle machine`, LARGE_POD_COUNT, 0, idleProcesses + added.idleProcesses);
       scenarios.push(large);
       context.progress.note(`sandbox node grown to ${LARGE_POD_COUNT} pods, ${large.idleProcesses} idle processes, usage ${fmt(Number(node.usageBytes()) / MiB)} MiB`);
-      for (let i = 0; i < iterations; i++) await large.run(agent, node, standIn, nodeName, index++, context, step);
+      for (let i = 0; i < iterations; i++) await both(large, index++);
     } finally {
       await stopBusy?.();
       await agent?.stop();
       await standIn.stop();
+      await reference?.destroy();
       await node.destroy();
     }
-    return { scenarios: scenarios.map((s) => s.result()), notifierAlone: await notifierAlone(crossingsFor(context.quick), context.progress) };
+    return {
+      scenarios: scenarios.map((s) => s.result()),
+      ...(referenceSkipped === null ? {} : { referenceSkipped }),
+      notifierAlone: await notifierAlone(crossingsFor(context.quick), context.progress),
+    };
   },
 };

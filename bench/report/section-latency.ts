@@ -2,13 +2,23 @@
 // crossing (median, p99, max) in three scenarios side by side — 110 pods on an idle machine, the
 // same node with two busy processes saturating the CPUs, the node grown to 1,000 pods — the
 // notifier alone for comparison, a chart, and the headlines against issue 14's targets (p99 under
-// 5 ms to local termination at 110 pods, under 10 ms on a busy node and at 1,000 pods).
+// 5 ms to local termination at 110 pods, under 10 ms on a busy node and at 1,000 pods), replaced
+// where the C reference killer ran beside the agent by issue 30's ratios to it (p99 ≤ 1.5×, median
+// ≤ 1.2×), with the previous round's figures kept for comparison.
 
 import type { PartResult } from '../lib/part.js';
-import { fmt, type Distribution } from '../lib/stats.js';
+import { distribution, fmt, type Distribution } from '../lib/stats.js';
 import { LATENCY_BLOCK, type LatencyScenario, type LatencyStage, type ReactionLatencyData, type ScenarioKey } from '../parts/reaction-latency.js';
 import { chartCaption, measuredOn, table, type Headline, type Section } from './markdown.js';
 import { rangeChart } from './svg.js';
+import { fmtRatio, ratioMet, reactionRatios, TARGET_REACTION_MEDIAN_RATIO, TARGET_REACTION_P99_RATIO } from './ratios.js';
+
+/** Round 2's figures (before the reference killer ran beside the agent), kept for comparison: local kill p99 / median, ms. */
+export const PREVIOUS_ROUND_MS: Readonly<Record<ScenarioKey, { readonly p99: number; readonly median: number }>> = {
+  'idle-110': { p99: 14.2, median: 2.89 },
+  'busy-110': { p99: 15.2, median: 2.35 },
+  'idle-1000': { p99: 29.6, median: 7.86 },
+};
 
 /** p99 targets, ms from the crossing to local termination being issued. */
 export const LATENCY_TARGETS_P99_MS: Readonly<Record<ScenarioKey, number>> = { 'idle-110': 5, 'busy-110': 10, 'idle-1000': 10 };
@@ -31,7 +41,36 @@ const COLORS: Readonly<Record<ScenarioKey, string>> = { 'idle-110': '#009E73', '
 
 const cell = (d: Distribution | null | undefined): string => (d === null || d === undefined ? '–' : `${fmt(d.median)} / ${fmt(d.p99)} / ${fmt(d.max)}`);
 
+function referenceHeadline(s: LatencyScenario, loadAverage: number, cores: number): Headline {
+  const [p99, median] = reactionRatios({ scenarios: [s], notifierAlone: null });
+  const agent = s.stages.toTermination;
+  const ref = s.reference?.stages;
+  const previous = PREVIOUS_ROUND_MS[s.key];
+  const met = p99 === undefined || median === undefined || ratioMet(p99) === null || ratioMet(median) === null ? null : ratioMet(p99) === true && ratioMet(median) === true;
+  const times = (r: typeof p99): string => (r?.value === null || r === undefined ? '–' : `×${fmtRatio(r.value)}`);
+  return {
+    what: `${WHAT[s.key]}, against the C reference killer in the same run`,
+    target: `p99 ≤ ${TARGET_REACTION_P99_RATIO}× the reference's, median ≤ ${TARGET_REACTION_MEDIAN_RATIO}×`,
+    result:
+      agent === null || ref?.toTermination === null || ref === undefined
+        ? 'no sample'
+        : `p99 ${fmt(agent.p99)} ms against ${fmt(ref.toTermination.p99)} ms (${times(p99)}), median ${fmt(agent.median)} against ${fmt(ref.toTermination.median)} ms (${times(median)}); ${agent.count} and ${ref.toTermination.count} reactions, ${s.shortcutKills} by the memory shortcut; previous round p99 ${fmt(previous.p99)}, median ${fmt(previous.median)} ms`,
+    met,
+    ...(met === false
+      ? {
+          note: `kernel → JavaScript p99 ${fmt(s.stages.toNotified?.p99)} ms (median ${fmt(s.stages.toNotified?.median)}) against kernel → the reference's epoll_wait p99 ${fmt(ref?.toNotified?.p99)} ms (median ${fmt(ref?.toNotified?.median)}); notification → kill inside the agent p99 ${fmt(s.notifiedToTermination?.p99)} ms (median ${fmt(s.notifiedToTermination?.median)}) against the reference's ${fmt(referenceInside(s)?.p99)} ms (median ${fmt(referenceInside(s)?.median)}): the difference is the agent's own path from the wake-up to the kill; load average ${s.loadAverage.toFixed(1)} when the scenario started, ${loadAverage.toFixed(1)} at the part's start, on ${cores} shared cores`,
+        }
+      : {}),
+  };
+}
+
+/** The reference's own notification → kill, per reaction. */
+function referenceInside(s: LatencyScenario): Distribution | null {
+  return distribution((s.reference?.samples ?? []).flatMap((r) => (r.toNotified === null || r.toTermination === null ? [] : [r.toTermination - r.toNotified])));
+}
+
 function headline(s: LatencyScenario, loadAverage: number, cores: number): Headline {
+  if (s.reference !== undefined) return referenceHeadline(s, loadAverage, cores);
   const targetMs = LATENCY_TARGETS_P99_MS[s.key];
   const d = s.stages.toTermination;
   const missed = d !== null && d.p99 >= targetMs;
@@ -64,6 +103,21 @@ export function latencySection(result: PartResult<ReactionLatencyData>): Section
 
   const rows = STAGES.map((stage) => [stage.label, ...scenarios.map((s) => cell(s.stages[stage.key]))]);
   rows.push(['(inside the agent: notification → local termination)', ...scenarios.map((s) => cell(s.notifiedToTermination))]);
+  if (scenarios.some((s) => s.reference !== undefined)) {
+    rows.push(['**C reference killer**, same run: event reaches its epoll_wait', ...scenarios.map((s) => cell(s.reference?.stages.toNotified))]);
+    rows.push(['**C reference killer**: kill issued (SIGKILL)', ...scenarios.map((s) => cell(s.reference?.stages.toTermination))]);
+    rows.push(['**C reference killer**: its processes gone (reaped)', ...scenarios.map((s) => cell(s.reference?.stages.toGone))]);
+    rows.push(['(inside the reference: event → kill)', ...scenarios.map((s) => cell(referenceInside(s)))]);
+    rows.push([
+      'agent ÷ reference, local kill issued: median / p99',
+      ...scenarios.map((s) => {
+        const [p99, median] = reactionRatios({ scenarios: [s], notifierAlone: null });
+        return p99?.value === null || median?.value === null || p99 === undefined || median === undefined ? '–' : `×${fmtRatio(median.value)} / ×${fmtRatio(p99.value)}`;
+      }),
+    ]);
+    rows.push(['reference reactions measured (failed)', ...scenarios.map((s) => (s.reference === undefined ? '–' : `${s.reference.samples.length}${s.reference.failures.length > 0 ? ` (${s.reference.failures.length})` : ''}`))]);
+  }
+  rows.push(['previous round: local termination issued, median / p99', ...scenarios.map((s) => `${fmt(PREVIOUS_ROUND_MS[s.key].median)} / ${fmt(PREVIOUS_ROUND_MS[s.key].p99)}`)]);
   rows.push(['reactions measured (failed)', ...scenarios.map((s) => `${s.samples.length}${s.failures.length > 0 ? ` (${s.failures.length})` : ''}`)]);
   rows.push(['kills by the memory shortcut', ...scenarios.map((s) => `${s.shortcutKills} of ${s.samples.length}`)]);
   rows.push(['load average when the scenario started', ...scenarios.map((s) => s.loadAverage.toFixed(1))]);
@@ -106,6 +160,16 @@ notifier's \`onEvent\`), when local termination is issued, when the memory short
 eviction, when the DELETE goes to the API, and when the pod's process has been reaped. The agent
 (notifier + local termination) is the real run loop; the numbers include the kernel's own
 rate-limited threshold check and the hop from the epoll thread to the main thread.
+
+The **C reference killer** (\`bench/reference-killer.c\`, built with \`cc -O2\` at bench time) is
+the physical limit on this machine: it registers the same threshold (an eventfd on the node
+cgroup's \`memory.usage_in_bytes\` through \`cgroup.event_control\`), waits in one epoll set, and on
+the event confirms with one reading of the usage, reads the victim's \`cgroup.procs\` and sends
+SIGKILL, with no JavaScript, no engine and no API. It runs on a second sandbox node of the same
+shape (the same ballast, pod cgroups and idle processes, grown to 1,000 pods with the agent's),
+one iteration after each of the agent's, in the same idle and busy blocks, and its kill is noted
+where the agent's is (before \`cgroup.procs\` is read). The targets are the agent's figures as
+ratios to it.
 
 Three scenarios: **idle** (nothing else started by the bench); **busy node**: ${busy?.busyProcesses ?? 2} processes
 spinning on the CPU (\`sh -c 'while :; do :; done'\`, one per core, ${(busy?.busyNice ?? 0) === 0 ? "at the agent's own priority" : `at nice ${busy?.busyNice}, below the agent's 0`}),

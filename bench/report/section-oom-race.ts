@@ -4,8 +4,9 @@
 // figures for variant (a) against the targets (no race lost in at least 320 runs, ≤ 8 MiB overshoot in every run).
 
 import type { PartResult } from '../lib/part.js';
+import { fmtRatio, raceRatios, ratioMet, TARGET_OVERSHOOT_RATIO } from './ratios.js';
 import { distribution, fmt, median, MiB, percentile } from '../lib/stats.js';
-import type { OomRaceData, RaceRun } from '../parts/oom-race.js';
+import { HEADLINE_RACE_VARIANT, REFERENCE_VARIANT, type OomRaceData, type RaceRun } from '../parts/oom-race.js';
 import { chartCaption, measuredOn, table, type Headline, type Section } from './markdown.js';
 import { groupedBarChart, rangeChart, type Series } from './svg.js';
 
@@ -16,12 +17,33 @@ export const VARIANT_COLORS: Readonly<Record<string, string>> = {
   'poll10-api': '#E69F00',
   'poll1-local': '#CC79A7',
   'poll1-api': '#56B4E9',
+  'reference-c': '#000000',
 };
 
 const TARGET_OVERSHOOT_BYTES = 8 * MiB;
 /** Runs of variant (a) the race target asks for, none of them lost. */
 const TARGET_RACE_RUNS = 320;
-const HEADLINE_VARIANT = 'notifier-local';
+const HEADLINE_VARIANT = HEADLINE_RACE_VARIANT;
+
+/** (a)'s largest overshoot at the kill against the reference killer's over the same runs (issue 30). */
+function referenceOvershootHeadline(data: OomRaceData): Headline[] {
+  const [r] = raceRatios(data);
+  if (r === undefined) return [];
+  const refRuns = data.runs.filter((x) => x.variant === REFERENCE_VARIANT.key);
+  const refLost = refRuns.filter((x) => x.outcome !== 'evicted').length;
+  const met = ratioMet(r);
+  // Where the reference itself stays within 8 MiB, the agent must too.
+  const absoluteMet = r.reference === null || r.reference > TARGET_OVERSHOOT_BYTES / MiB || (r.agent ?? Infinity) <= TARGET_OVERSHOOT_BYTES / MiB;
+  return [
+    {
+      what: 'OOM race, (a) against the C reference killer: overshoot at the kill, maximum over the same runs',
+      target: `≤ ${TARGET_OVERSHOOT_RATIO}× the reference's maximum (and ≤ 8 MiB where the reference's is)`,
+      result: r.value === null ? 'no sample' : `(a) max ${fmt(r.agent)} MiB against the reference's ${fmt(r.reference)} MiB (×${fmtRatio(r.value)}); the reference lost ${refLost} of ${refRuns.length} races`,
+      met: met === null ? null : met && absoluteMet,
+      ...(met === false || !absoluteMet ? { note: "the kill's delay after the crossing, at the rate the pod allocates, is the overshoot: see the crossing → kill table, (a) beside the reference" } : {}),
+    },
+  ];
+}
 
 interface CellKey {
   readonly rate: string;
@@ -213,6 +235,7 @@ export function oomRaceSection(result: PartResult<OomRaceData>): Section {
           : { note: `none lost, but ${headlineRuns.length} runs are fewer than the ${TARGET_RACE_RUNS} the target asks for (${data.runsPerCell} per rate and process count)` }
         : { note: `lost at ${missedCells.map((c) => `${c.label} (${outcomeCell(runsOf(data, c, HEADLINE_VARIANT))})`).join(', ')}${missExplanation(data, headlineRuns)}` }),
     },
+    ...referenceOvershootHeadline(data),
     {
       what: 'OOM race, (a): overshoot past the threshold when the kill was issued',
       target: '≤ 8 MiB in every run',
@@ -222,12 +245,13 @@ export function oomRaceSection(result: PartResult<OomRaceData>): Section {
     },
   ];
   for (const v of variants.filter((x) => x.key !== HEADLINE_VARIANT)) {
+    if (v.key === REFERENCE_VARIANT.key) continue;
     const runs = data.runs.filter((r) => r.variant === v.key);
     headlines.push({ what: `OOM race, ${v.label}: evicted before the OOM killer (for comparison)`, target: '–', result: `${evicted(runs).length} of ${runs.length}`, met: null });
   }
 
   const variantList = variants
-    .map((v) => `- **${v.label}**: ${v.notifier === 'memcg-v1' ? 'memcg v1 threshold notifier' : `no notifier, housekeeping every ${v.housekeepingIntervalMs / 1000} s`}; ${v.localTermination ? 'local termination (SIGTERM to the pod\'s processes from its cgroup, SIGKILL after the 1 s hard-eviction grace), then the API DELETE' : `API only (\`actions.localTermination: false\`): DELETE through the API, then the simulated kubelet kills the processes ${data.killDelayMs / 1000} s after it sees the deletion`}.`)
+    .map((v) => v.key === REFERENCE_VARIANT.key ? `- **${v.label}** (\`bench/reference-killer.c\`): no agent; a C program registers the same threshold (an eventfd on the node's \`memory.usage_in_bytes\` at the usage where \`memory.available\` drops below ${data.thresholdBytes / MiB}Mi), waits in epoll, confirms with one reading of the usage and SIGKILLs the allocating pod's processes from its \`cgroup.procs\`: the physical limit on this machine, raced in the same rotation as (a) on a node of the same shape; the usage at its kill is its own confirming read.` : `- **${v.label}**: ${v.notifier === 'memcg-v1' ? 'memcg v1 threshold notifier' : `no notifier, housekeeping every ${v.housekeepingIntervalMs / 1000} s`}; ${v.localTermination ? 'local termination (SIGTERM to the pod\'s processes from its cgroup, SIGKILL after the 1 s hard-eviction grace), then the API DELETE' : `API only (\`actions.localTermination: false\`): DELETE through the API, then the simulated kubelet kills the processes ${data.killDelayMs / 1000} s after it sees the deletion`}.`)
     .join('\n');
   const errors = data.runs.filter((r) => r.outcome === 'error');
 
