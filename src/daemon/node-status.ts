@@ -51,9 +51,11 @@ const unknownText: Readonly<Record<NotReporting, readonly [string, string]>> = {
   renamed: ['AgentConditionTypeChanged', 'kube-eviction-agent reports this condition under another type now (reporting.conditionTypePrefix changed)'],
 };
 
-// Conditions are re-sent at least this often, so a node object recreated or edited by hand
-// gets them back (the kubelet's own status heartbeat is similar).
-const HEARTBEAT_MS = 5 * 60_000;
+// Conditions are re-sent when the Node as watched no longer shows them (recreated, or edited by
+// hand), never on a timer: a periodic write per node is what a large cluster pays N times. A
+// watch that has not yet delivered the last write is given this long before the Node counts as
+// differing, so a slow watch never turns into a write every pass.
+const RESEND_MIN_INTERVAL_MS = 30_000;
 // A clean-up that failed (the API server down, a permission missing) is tried again this often.
 const CLEANUP_RETRY_MS = 30_000;
 
@@ -71,6 +73,13 @@ export function conditionsToRetire(node: Node | null, prefixes: Iterable<string>
   const types = new Set([...prefixes].flatMap((prefix) => NODE_CONDITIONS.map((condition) => `${prefix}${condition}`)));
   const [reason, message] = unknownText[why];
   return (node?.status?.conditions ?? []).filter((c) => types.has(c.type) && c.status !== 'Unknown').map((c) => ({ type: c.type, status: 'Unknown', reason, message }));
+}
+
+/** Whether `node` (as watched; null: not seen, which proves nothing) lacks any of `conditions` as written. */
+export function nodeLacks(node: Node | null, conditions: readonly AgentNodeCondition[]): boolean {
+  if (node === null) return false;
+  const present = node.status?.conditions ?? [];
+  return conditions.some((want) => !present.some((c) => c.type === want.type && c.status === want.status && c.reason === want.reason && c.message === want.message));
 }
 
 /** Which of the agent's taint keys `node` carries (as a NoSchedule taint). */
@@ -109,7 +118,7 @@ export class NodeStatusReporter {
   }
 
   /**
-   * After a pass: sends the conditions when they changed (or the heartbeat is due) and sets or
+   * After a pass: sends the conditions when they changed (or the watched Node lost them) and sets or
    * clears the taint (kept while `holdTaint`: an eviction storm's cool-down); or, when the agent
    * does not maintain them, retires what it left on the Node.
    */
@@ -129,7 +138,7 @@ export class NodeStatusReporter {
     const note = this.deps.note?.() ?? null;
     const conditions = agentConditions(active, conditionTypePrefix).map((c) => (note === null ? c : { ...c, message: `${c.message} (${note})` }));
     const key = JSON.stringify(conditions);
-    if (key !== this.lastSent || nowMs - this.lastSentAtMs >= HEARTBEAT_MS) {
+    if (key !== this.lastSent || (nowMs - this.lastSentAtMs >= RESEND_MIN_INTERVAL_MS && nodeLacks(this.deps.cluster.node(), conditions))) {
       if (await this.deps.reporter.setConditions(conditions)) {
         if (key !== this.lastSent) this.log.info('node conditions set', { active });
         this.lastSent = key;

@@ -36,7 +36,15 @@ export interface ControlPlaneOptions {
    * machine's loopback (cluster.ts), and `kubectl logs`, `exec` and `attach` work.
    */
   readonly kubeletsOnLoopback?: boolean | undefined;
+  /**
+   * Writes an audit log (every request's user, verb, resource and code, at Metadata level) to
+   * `auditLogFile`: who made which request, which the API server's own metrics cannot tell apart.
+   */
+  readonly auditLog?: boolean | undefined;
 }
+
+// Metadata for every request; the RequestReceived stage would only double every line.
+const AUDIT_POLICY = 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n';
 
 // etcd reads flags from ETCD_* variables too; the apiserver needs nothing from the test's
 // environment. Only what a process needs to run is passed on.
@@ -98,6 +106,11 @@ export class ControlPlane {
     }
   }
 
+  /** The audit log (ControlPlaneOptions.auditLog), or null without one. */
+  get auditLogFile(): string | null {
+    return this.options.auditLog === true ? join(this.dir, 'audit.log') : null;
+  }
+
   /** Whether pods get service-account tokens (ControlPlaneOptions.serviceAccountAdmission). */
   get serviceAccountAdmission(): boolean {
     return this.options.serviceAccountAdmission === true;
@@ -157,6 +170,7 @@ export class ControlPlane {
       '--service-cluster-ip-range=10.0.0.0/24',
       // The privileged fallback (deploy/patches/privileged.yaml) is applied to the DaemonSet.
       '--allow-privileged=true',
+      ...this.auditArgs(),
     ];
     const options = { env: cleanEnv(), logFile: join(this.dir, 'kube-apiserver.log'), cwd: this.dir };
     const apiserver =
@@ -172,6 +186,15 @@ export class ControlPlane {
       intervalMs: 200,
       abortIf: () => (apiserver.running ? null : `${apiserver.describeExit()}\n${apiserver.logTail()}`),
     });
+  }
+
+  private auditArgs(): string[] {
+    const file = this.auditLogFile;
+    if (file === null) return [];
+    const policy = join(this.dir, 'audit-policy.yaml');
+    writeFileSync(policy, AUDIT_POLICY);
+    // No rotation: the reader needs every line of the run.
+    return [`--audit-policy-file=${policy}`, `--audit-log-path=${file}`, '--audit-log-maxsize=0', '--audit-log-format=json'];
   }
 
   // The machine's /etc/hosts with every node name on 127.0.0.1 (kubeletsOnLoopback).

@@ -29,6 +29,8 @@ export interface SuiteOptions<F = undefined> {
   readonly serviceAccountAdmission?: boolean;
   /** The API server reaches kubelets on loopback by their node names (control-plane.ts). */
   readonly kubeletsOnLoopback?: boolean;
+  /** The API server writes an audit log (control-plane.ts): who made which request. */
+  readonly auditLog?: boolean;
   /** Something started once after the control plane and stopped before it (a real node). */
   readonly fixture?: SuiteFixture<F>;
 }
@@ -106,7 +108,7 @@ export function e2eSuite<F = undefined>(options: SuiteOptions<F>): SuiteHandle<F
   beforeAll(async () => {
     if (skipReason !== null || !binaries.ok) return;
     try {
-      plane = await ControlPlane.start({ binaries: binaries.binaries, nodeNames: options.nodeNames, serviceAccountAdmission: options.serviceAccountAdmission, kubeletsOnLoopback: options.kubeletsOnLoopback });
+      plane = await ControlPlane.start({ binaries: binaries.binaries, nodeNames: options.nodeNames, serviceAccountAdmission: options.serviceAccountAdmission, kubeletsOnLoopback: options.kubeletsOnLoopback, auditLog: options.auditLog });
       const admin = plane.admin();
       const identity = options.emptyCluster === true ? noIdentity() : await installAgentIdentity(admin);
       const fixture = options.fixture === undefined ? (undefined as F) : await options.fixture.start({ plane, admin, identity });
