@@ -116,6 +116,11 @@ export interface ReportingSettings {
   readonly conditionTypePrefix: string;
   readonly taint: TaintSettings;
   readonly events: boolean;
+  /**
+   * How long after an eviction's signal is back a new crossing counts as a re-trigger, and how long
+   * after the first action the signal is awaited: each eviction's outcome is reported at its end.
+   */
+  readonly retriggerWindowMs: number;
 }
 
 /** NoExecute taint handling for the agent's own node (off by default). */

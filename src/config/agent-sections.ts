@@ -148,6 +148,7 @@ export function reportingSection(r: SettingReaders, reader: ConfigReader, report
     },
     taint: (e) => reader.section(e.valueNode, e.field, taint),
     events: (e) => r.bool(e, (v) => (reporting.events = v)),
+    retriggerWindow: (e) => r.duration(e, (ms) => (reporting.retriggerWindowMs = ms)),
   };
 }
 

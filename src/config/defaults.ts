@@ -89,6 +89,8 @@ export const DURATION_BOUNDS_MS: Readonly<Record<string, DurationBounds>> = Obje
   'actions.localTerminationGracePeriod': { minMs: 0, maxMs: 10 * 60_000 },
   'actions.podCleanupTimeout': { minMs: 1000, maxMs: 10 * 60_000 },
   'actions.escalationTimeout': { minMs: 1000, maxMs: 10 * 60_000 },
+  // Outcomes are reported at the window's end: past an hour, a report would come too late to act on.
+  'reporting.retriggerWindow': { minMs: 1000, maxMs: 60 * 60_000 },
   'taintEviction.evictionApiDeadline': { minMs: 0, maxMs: 60 * 60_000 },
   'oomKills.scanInterval': { minMs: 1000, maxMs: 10 * 60_000, why: 'the scan walks every pod\'s cgroups' },
   'oomKills.kernelLogWait': { minMs: 0, maxMs: 5000, why: 'past it, a report would lag the kill noticeably' },
@@ -154,6 +156,8 @@ export function defaultAgentSettings(): AgentSettings {
       conditionTypePrefix: 'kube-eviction-agent.io/',
       taint: { enabled: false, key: 'kube-eviction-agent.io/pressure', effect: 'NoSchedule' },
       events: true,
+      // A minute: pressure back within it is the same shortage, not a new one.
+      retriggerWindowMs: 60_000,
     },
     taintEviction: {
       enabled: false,

@@ -54,10 +54,14 @@ export interface ExecutorDeps {
 /** What one execution did: the pods now terminating, to wait for before the next eviction. */
 export interface ExecutionReport {
   readonly evicted: readonly Pod[];
+  /** For each pod in `evicted` (by UID): how, and when its processes were signalled or its request sent. */
+  readonly acted: ReadonlyMap<string, { readonly action: Action | 'local-termination'; readonly atMs: number }>;
   readonly attempts: readonly { readonly pod: string; readonly action: string; readonly result: string; readonly message?: string }[];
 }
 
 type Action = 'eviction-api' | 'delete';
+
+type Acted = Map<string, { readonly action: Action | 'local-termination'; readonly atMs: number }>;
 
 /** What the executor acts on: a synchronize pass's decision, or the memory shortcut's. */
 export type Decision = Pick<SynchronizeResult, 'nowMs' | 'reclaim' | 'evictions' | 'fallbacks'>;
@@ -174,8 +178,11 @@ export class EvictionExecutor {
   async execute(result: Decision, notifiedAtMs: number | null, options: { hardOnly?: boolean } = {}): Promise<ExecutionReport> {
     const attempts: { pod: string; action: string; result: string; message?: string }[] = [];
     const evicted: Pod[] = [];
+    // How and when each pod was acted on, by UID (the outcome timeline).
+    const acted: Acted = new Map();
     try {
-      return await this.executeEvictions(result, notifiedAtMs, options, attempts, evicted);
+      const report = await this.executeEvictions(result, notifiedAtMs, options, attempts, evicted, acted);
+      return { ...report, acted: new Map([...acted].filter(([uid]) => evicted.some((p) => (p.metadata.uid ?? podKey(p)) === uid))) };
     } finally {
       // After the evictions, so its request never delays a kill.
       if (result.reclaim !== null) this.recordNodeEvent(result);
@@ -188,7 +195,8 @@ export class EvictionExecutor {
     options: { hardOnly?: boolean },
     attempts: { pod: string; action: string; result: string; message?: string }[],
     evicted: Pod[],
-  ): Promise<ExecutionReport> {
+    acted: Acted,
+  ): Promise<Omit<ExecutionReport, 'acted'>> {
     const first = result.evictions[0];
     if (first === undefined) return { evicted, attempts };
     const refused = this.deps.refusal?.() ?? null;
@@ -200,7 +208,7 @@ export class EvictionExecutor {
     if (first.reason.kind === 'local-storage') {
       // Every local-storage violator goes, each on its own.
       for (const eviction of result.evictions) {
-        const outcome = await this.evictOne(eviction, notifiedAtMs, attempts);
+        const outcome = await this.evictOne(eviction, notifiedAtMs, attempts, acted);
         if (outcome === 'accepted') evicted.push(eviction.pod);
         if (outcome === 'accepted' || outcome === 'dry-run') this.deps.stormGuard?.evicted(eviction, this.settings.dryRun);
       }
@@ -219,7 +227,7 @@ export class EvictionExecutor {
     }
     // Threshold pressure: one pod; a PodDisruptionBudget refusal moves on to the next in rank order.
     for (const eviction of [first, ...result.fallbacks]) {
-      const outcome = await this.evictOne(eviction, notifiedAtMs, attempts);
+      const outcome = await this.evictOne(eviction, notifiedAtMs, attempts, acted);
       if (outcome === 'accepted') evicted.push(eviction.pod);
       if (outcome === 'accepted' || outcome === 'dry-run') this.deps.stormGuard?.evicted(eviction, this.settings.dryRun);
       // In a dry run nothing is waited for: the decision is reported again at the next pass.
@@ -294,6 +302,7 @@ export class EvictionExecutor {
     eviction: Eviction,
     notifiedAtMs: number | null,
     attempts: { pod: string; action: string; result: string; message?: string }[],
+    acted: Acted,
   ): Promise<'accepted' | 'blocked' | 'gone' | 'failed' | 'skipped' | 'dry-run'> {
     const key = podKey(eviction.pod);
     const signal = signalLabel(eviction);
@@ -324,6 +333,7 @@ export class EvictionExecutor {
         return 'accepted';
       }
       this.endLocally(eviction, notifiedAtMs, note);
+      acted.set(uid, { action: 'local-termination', atMs: this.deps.clock.nowMs() });
       if ('skip' in cached) {
         // Already terminating: the API has nothing more to do; local termination sped it up.
         note(action, 'skipped', cached.message);
@@ -370,6 +380,7 @@ export class EvictionExecutor {
     const evictedEvent = { type: 'Warning' as const, reason: 'Evicted', message: eviction.message, annotations: eviction.annotations };
     if (action === 'delete') this.recordPodEvent(checked.pod, evictedEvent);
     this.observeLatency(notifiedAtMs, action);
+    acted.set(eviction.pod.metadata.uid ?? key, { action, atMs: this.deps.clock.nowMs() });
     const outcome = await this.requestDeletion({ ...eviction, pod: checked.pod }, action);
     note(action, outcome.result, 'message' in outcome ? outcome.message : undefined);
     switch (outcome.result) {

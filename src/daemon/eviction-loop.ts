@@ -17,7 +17,7 @@ import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import { podKey, type Pod } from '../api/pod.js';
 import { NODE_CONDITIONS } from '../api/signals.js';
-import { isHardEvictionThreshold } from '../api/threshold.js';
+import { isHardEvictionThreshold, type Threshold } from '../api/threshold.js';
 import { errorMessage } from '../errors.js';
 import type { EvictionManager } from '../eviction/manager.js';
 import type { Eviction, SynchronizeResult } from '../eviction/types.js';
@@ -25,6 +25,7 @@ import type { DryRunReporter } from './dry-run-reporter.js';
 import type { EvictionExecutor } from './eviction-executor.js';
 import { memoryShortcut } from './memory-shortcut.js';
 import type { AgentMetrics } from './metrics.js';
+import type { OutcomeReporter } from './outcome-reporter.js';
 import type { PodStatsGuard } from './pod-stats-guard.js';
 import type { ClusterView, MemoryThresholdNotifier, NodeObserver, NotifierEvent, Observation } from './ports.js';
 
@@ -56,6 +57,8 @@ export interface LoopDeps {
   readonly onSync?: (result: SynchronizeResult, trigger: SyncTrigger) => Promise<void> | void;
   /** Reports the dry-run thresholds' decision of each pass (metrics, log, Events); it acts on nothing. */
   readonly dryRun?: DryRunReporter;
+  /** Follows each eviction to its outcome, fed from the passes; without it none are reported. */
+  readonly outcomes?: OutcomeReporter;
   /** The thresholds the notifier arms, from the current configuration. */
   readonly thresholds: () => Parameters<MemoryThresholdNotifier['updateThresholds']>[1];
 }
@@ -191,7 +194,9 @@ export class EvictionLoop {
         this.reportEscalations(clock.nowMs(), stuck);
         // The node reports the pressure the kill answered, as after a full pass that evicts.
         manager.commitHardMemoryPressure(outcome.pressure, clock.nowMs());
+        const decidedAtMs = clock.nowMs();
         void executed.then((report) => {
+          this.followUp(report, [eviction], outcome.reclaim.threshold, outcome.pressure.observations, notifiedAtMs, decidedAtMs);
           for (const attempt of report.attempts) this.log.info('eviction attempt', { ...attempt, shortcut: true });
           if (report.evicted.length === 0) this.awaiting?.pods.delete(eviction.pod.metadata.uid ?? podKey(eviction.pod));
         });
@@ -286,7 +291,11 @@ export class EvictionLoop {
   private processesGone(awaited: AwaitedPod, nowMs: number): boolean {
     if (!awaited.localKill || awaited.processesGone) return true;
     const processes = this.deps.observer.memory?.podProcessCount(awaited.pod);
-    if (processes === 0 || (processes === undefined && nowMs >= awaited.endsByMs)) awaited.processesGone = true;
+    if (processes === 0 || (processes === undefined && nowMs >= awaited.endsByMs)) {
+      awaited.processesGone = true;
+      // Its cgroup empty: the pod is gone as far as what it held goes (its outcome's timeline).
+      if (processes === 0) this.deps.outcomes?.podGone(awaited.pod.metadata.uid ?? podKey(awaited.pod), nowMs);
+    }
     return awaited.processesGone;
   }
 
@@ -315,6 +324,8 @@ export class EvictionLoop {
     const { clock, cluster, observer, manager, metrics, notifier, executor, podStats } = this.deps;
     const startedMs = clock.nowMs();
     metrics.syncs.inc({ trigger });
+    // Outcomes whose window has ended are reported whether or not this pass observes.
+    this.deps.outcomes?.tick(startedMs);
     // Deletions whose processes were already ended are retried on every pass, waiting or not.
     executor.retryPendingDeletes();
 
@@ -369,6 +380,7 @@ export class EvictionLoop {
     // passed over: the next ranked pod is evicted instead of waiting on them.
     const stuck = this.stuckPods(nowMs);
     const result = this.passOverStuck(decided, stuck);
+    this.deps.outcomes?.observed(result.observations, result.thresholdsMetIgnoringGrace.map((m) => m.threshold), nowMs);
     metrics.syncDuration.observe({ trigger }, (clock.nowMs() - startedMs) / 1000);
     this.wakeAtGracePeriodEnd(result.nextGracePeriodEndMs);
     this.record(result);
@@ -389,6 +401,7 @@ export class EvictionLoop {
         if (result !== decided) this.reportEscalations(nowMs, stuck);
         const report = await executor.execute(result, notifiedAtMs, { hardOnly: this.awaiting !== null });
         for (const attempt of report.attempts) this.log.info('eviction attempt', { ...attempt });
+        this.followUp(report, [...result.evictions, ...result.fallbacks], result.reclaim?.threshold ?? null, result.observations, notifiedAtMs, nowMs);
         for (const pod of report.evicted) {
           const eviction = result.evictions.find((e) => e.pod.metadata.uid === pod.metadata.uid) ?? result.fallbacks.find((e) => e.pod.metadata.uid === pod.metadata.uid);
           const reason = eviction?.reason;
@@ -403,6 +416,20 @@ export class EvictionLoop {
     this.report(result, trigger);
     this.lastSyncAtMs = clock.nowMs();
     return result;
+  }
+
+  // Each pod evicted for a threshold is followed to its outcome (local-storage limits have no signal to follow).
+  private followUp(report: Awaited<ReturnType<EvictionExecutor['execute']>>, candidates: readonly Eviction[], threshold: Threshold | null, observations: SynchronizeResult['observations'], notifiedAtMs: number | null, decidedAtMs: number): void {
+    const outcomes = this.deps.outcomes;
+    if (outcomes === undefined || threshold === null) return;
+    for (const pod of report.evicted) {
+      const uid = pod.metadata.uid ?? podKey(pod);
+      const eviction = candidates.find((e) => (e.pod.metadata.uid ?? podKey(e.pod)) === uid);
+      const acted = report.acted.get(uid);
+      // The threshold acted on; a local-storage limit has no signal to follow.
+      if (eviction === undefined || acted === undefined || eviction.reason.kind !== 'threshold' || eviction.reason.signal !== threshold.signal) continue;
+      outcomes.evicted({ pod, threshold, action: acted.action, notifiedAtMs, decidedAtMs, actedAtMs: acted.atMs, observations });
+    }
   }
 
   // The decision without the stuck pods among its candidates: the first of the others is evicted,

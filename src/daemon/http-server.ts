@@ -54,9 +54,12 @@ export const OPS_MAX_HEADER_BYTES = 8 * 1024;
 // them, and Node's period is as long as a timer allows.
 const CONNECTIONS_CHECKING_INTERVAL_MS = 2 ** 31 - 1;
 
-/** `/metrics`, `/healthz` and `/readyz` on `address:port` (0: any free port). */
-export function startOpsServer(address: string, port: number, registry: Registry, health: HealthState, limits: OpsServerLimits): Promise<OpsServer> {
-  return startListener('/metrics, /healthz and /readyz', address, port, registry, health, limits);
+/**
+ * `/metrics`, `/healthz` and `/readyz` on `address:port` (0: any free port), and `/outcomes` (the last
+ * evictions' outcomes as JSON, which `explain` reads) when `outcomes` is given.
+ */
+export function startOpsServer(address: string, port: number, registry: Registry, health: HealthState, limits: OpsServerLimits, outcomes: (() => unknown) | null = null): Promise<OpsServer> {
+  return startListener('/metrics, /healthz and /readyz', address, port, registry, health, limits, outcomes);
 }
 
 /** `/healthz` and `/readyz` only, for the kubelet's probes, on `address:port` (0: any free port), with a limit of its own. */
@@ -65,7 +68,7 @@ export function startProbeServer(address: string, port: number, health: HealthSt
   return startListener('/healthz and /readyz for the probes', address, port, null, health, limits);
 }
 
-async function startListener(what: string, address: string, port: number, registry: Registry | null, health: HealthState, limits: OpsServerLimits): Promise<OpsServer> {
+async function startListener(what: string, address: string, port: number, registry: Registry | null, health: HealthState, limits: OpsServerLimits, outcomes: (() => unknown) | null = null): Promise<OpsServer> {
   const server: Server = createServer(
     { maxHeaderSize: OPS_MAX_HEADER_BYTES, headersTimeout: OPS_HEADERS_TIMEOUT_MS, requestTimeout: OPS_REQUEST_TIMEOUT_MS, keepAliveTimeout: OPS_KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS },
     (req, res) => {
@@ -100,6 +103,10 @@ async function startListener(what: string, address: string, port: number, regist
           const note = health.note?.() ?? null;
           return reason === null ? answer(200, note === null ? 'ok\n' : `ok: ${note}\n`) : answer(503, `${reason}\n`);
         }
+        case '/outcomes':
+          // Only on the metrics listener: the probes' port serves the probes alone.
+          if (outcomes === null) return answer(404, 'not found\n');
+          return answer(200, `${JSON.stringify(outcomes())}\n`, 'application/json');
         default:
           return answer(404, 'not found\n');
       }

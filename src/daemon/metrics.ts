@@ -31,6 +31,11 @@ export interface AgentMetrics {
   readonly evictionStorms: Counter<'kind'>;
   readonly kernelOomKills: Counter<'kind' | 'agent_state'>;
   readonly kernelOomDetection: Histogram<'source'>;
+  readonly evictionOutcomes: Counter<'signal' | 'result'>;
+  readonly evictionReclaimedRatio: Histogram<'signal'>;
+  readonly evictionTimeToRelief: Histogram<'signal' | 'action'>;
+  readonly evictionRetriggers: Counter<'signal'>;
+  readonly evictionOutcomeOomKills: Counter<'signal'>;
   readonly ready: Gauge;
   readonly notReady: Gauge<'check'>;
 }
@@ -103,6 +108,25 @@ export function createAgentMetrics(withDefaults = true): AgentMetrics {
       ['source'],
       [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 5, 15],
     ),
+    evictionOutcomes: counter(
+      'eviction_outcomes_total',
+      'Eviction outcomes, each reported once its re-trigger window ends, by signal and result (relieved, not-relieved, under-eviction, over-eviction)',
+      ['signal', 'result'],
+    ),
+    evictionReclaimedRatio: histogram(
+      'eviction_reclaimed_ratio',
+      'What each eviction outcome freed against what it needed (the threshold plus minimum reclaim minus the available amount at decision), by signal',
+      ['signal'],
+      [0, 0.25, 0.5, 0.75, 0.9, 1, 1.25, 1.5, 2, 3, 5, 10, 20],
+    ),
+    evictionTimeToRelief: histogram(
+      'eviction_time_to_relief_seconds',
+      'From an eviction\'s first kill or API call to its signal observed back at the threshold plus minimum reclaim, by signal and action (outcomes never back are not observed here)',
+      ['signal', 'action'],
+      [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300],
+    ),
+    evictionRetriggers: counter('eviction_retriggers_total', 'Eviction outcomes whose signal crossed its threshold again within reporting.retriggerWindow after it was back, by signal', ['signal']),
+    evictionOutcomeOomKills: counter('eviction_outcome_kernel_oom_kills_total', 'Kernel OOM kills of node pressure (not a container\'s own limit) within an eviction outcome\'s window, by the outcome\'s signal', ['signal']),
     ready: gauge('ready', '1 when the agent is ready (every readiness check passes), else 0'),
     notReady: gauge('not_ready', '1 for each readiness check that fails (see /readyz for why), 0 for each that passes', ['check']),
   };

@@ -68,6 +68,7 @@ describe('agent settings', () => {
         conditionTypePrefix: 'eviction.example.com/',
         taint: { enabled: true, key: 'eviction.example.com/pressure', effect: 'NoSchedule' },
         events: false,
+        retriggerWindowMs: 120_000,
       },
       taintEviction: {
         enabled: true,
@@ -134,6 +135,7 @@ describe('agent settings', () => {
       conditionTypePrefix: 'kube-eviction-agent.io/',
       taint: { enabled: false, key: 'kube-eviction-agent.io/pressure', effect: 'NoSchedule' },
       events: true,
+      retriggerWindowMs: 60_000,
     });
     expect(settings.taintEviction).toEqual({
       enabled: false,
@@ -218,6 +220,7 @@ describe('agent settings: bad values', () => {
     { name: 'housekeeping-interval-of-a-nanosecond', text: 'housekeepingInterval: 1ns\n', problems: [{ field: 'housekeepingInterval', line: 1, message: 'must be between 1s and 10m: 1ns' }] },
     { name: 'housekeeping-interval-of-a-day', text: 'housekeepingInterval: 24h\n', problems: [{ field: 'housekeepingInterval', message: 'must be between 1s and 10m: 24h' }] },
     { name: 'negative-cleanup-timeout', text: 'actions:\n  podCleanupTimeout: -1s\n', problems: [{ field: 'actions.podCleanupTimeout', message: 'must be between 1s and 10m: -1s' }] },
+    { name: 'retrigger-window-of-zero', text: 'reporting:\n  retriggerWindow: 0s\n', problems: [{ field: 'reporting.retriggerWindow', line: 2, message: 'must be between 1s and 1h: 0s' }] },
     { name: 'negative-local-grace', text: 'actions:\n  localTerminationGracePeriod: -1s\n', problems: [{ field: 'actions.localTerminationGracePeriod', message: 'must be between 0s and 10m: -1s' }] },
     {
       name: 'psi-window-too-long',
