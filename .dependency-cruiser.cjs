@@ -5,7 +5,7 @@
 
 // What each folder may import besides itself, as path patterns.
 const VOCABULARY = '^src/(api/|errors\\.ts$)';
-const CORE = ['^src/eviction/', '^src/taint/'];
+const CORE = ['^src/eviction/', '^src/taint/', '^src/pressure/'];
 const ADAPTER_BASE = [VOCABULARY, '^src/host/', '^src/daemon/ports\\.ts$'];
 
 /** A rule: files under `folder` import nothing of src/ or native/ outside `allowed` and themselves. */
@@ -31,11 +31,12 @@ module.exports = {
     },
     onlyImports('eviction-is-pure', 'eviction/', [VOCABULARY], 'the decision engine imports only the vocabulary: no I/O, no adapters, and not the taint logic'),
     onlyImports('taint-is-pure', 'taint/', [VOCABULARY], 'the NoExecute taint logic imports only the vocabulary: no I/O, no adapters, and not the engine'),
+    onlyImports('pressure-is-pure', 'pressure/', [VOCABULARY], 'the PSI node conditions\' hysteresis imports only the vocabulary: no I/O, no adapters'),
     {
       name: 'core-uses-no-node-builtins',
       comment: 'the pure core touches no file, process, network or timer module',
       severity: 'error',
-      from: { path: '^src/(eviction|taint|api)/|^src/errors\\.ts$' },
+      from: { path: '^src/(eviction|taint|pressure|api)/|^src/errors\\.ts$' },
       to: { dependencyTypes: ['core'] },
     },
     onlyImports('host-is-a-leaf', 'host/', [VOCABULARY], 'the host door, cgroup location and kernel-file parsers: a leaf every host adapter may build on'),
@@ -84,7 +85,7 @@ module.exports = {
       name: 'every-file-is-in-a-ruled-place',
       comment: 'a new folder of src/ needs its own rule above',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(api|eviction|taint|host|config|observe|notifier|act|kube|daemon|replay|compose|demo|cli)/|^src/(errors|log|main)\\.ts$' },
+      from: { path: '^src/', pathNot: '^src/(api|eviction|taint|pressure|host|config|observe|notifier|act|kube|daemon|replay|compose|demo|cli)/|^src/(errors|log|main)\\.ts$' },
       to: {},
     },
     {

@@ -155,6 +155,7 @@ export function formatBytes(bytes: number): string {
 // A Kubernetes quantity above zero, as SettingReaders.bytes takes it.
 const QUANTITY = '^([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][0-9]+|[KMGTPE]i|[kMGTPE])?$';
 const RATE_SUFFIX = 'BytesPerSecond';
+const PERCENT_SUFFIX = 'Percent';
 
 // The agent's own settings, walked out of its defaults: `fooMs` is the duration `foo`, and
 // `fooBytesPerSecond` the quantity (per second) `fooRate`.
@@ -168,6 +169,11 @@ function agentSettings(path: readonly string[], value: unknown, out: ChartSettin
     return;
   }
   const keyPath = durationKey ? [...path.slice(0, -1), name.slice(0, -2)] : path;
+  // `fooPercent` is the number `foo` (PSI thresholds: a percentage of time, as the kernel's averages).
+  if (name.endsWith(PERCENT_SUFFIX) && typeof value === 'number') {
+    out.push(settingOf([...path.slice(0, -1), name.slice(0, -PERCENT_SUFFIX.length)], value, { type: 'number', exclusiveMinimum: 0, maximum: 100 }));
+    return;
+  }
   const dotted = keyPath.join('.');
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     for (const [key, child] of Object.entries(value)) agentSettings([...keyPath, key], child, out);

@@ -1,6 +1,6 @@
-// Part 2, reaction latency: from the kernel's threshold event to the eviction, in three
+// Part 2, reaction latency: from the kernel's threshold event to the eviction, in four
 // scenarios side by side: 110 pods on an idle machine, the same node with the machine's CPUs
-// saturated by two busy processes (a busy node), and the node grown to 1,000 pods. The agent
+// saturated by two busy processes (a busy node), and the node grown to 1,000 pods, idle and busy. The agent
 // (notifier + local termination) runs on a sandbox node whose pods all exist in the API stand-in
 // and in real pod cgroups (most with a tiny idle process, one holding most of the memory); each
 // iteration a fresh pod steps its memory across the armed threshold and notes the crossing on
@@ -65,7 +65,7 @@ export interface LatencySample {
 
 export type LatencyStage = keyof LatencySample;
 
-export type ScenarioKey = 'idle-110' | 'busy-110' | 'idle-1000';
+export type ScenarioKey = 'idle-110' | 'busy-110' | 'idle-1000' | 'busy-1000';
 
 /** One scenario: a node size, with or without the busy processes. */
 export interface LatencyScenario {
@@ -418,13 +418,13 @@ async function notifierAlone(crossings: number, progress: PartContext['progress'
 export const reactionLatencyPart: BenchPart<ReactionLatencyData> = {
   name: 'reaction-latency',
   title: 'Reaction latency',
-  estimateMs: (quick) => 40_000 + 3 * iterationsFor(quick) * 800 + crossingsFor(quick) * 100,
+  estimateMs: (quick) => 40_000 + 4 * iterationsFor(quick) * 800 + crossingsFor(quick) * 100,
   unavailable: () => cgroupV1Unavailable(),
   async run(context: PartContext): Promise<ReactionLatencyData> {
     const iterations = iterationsFor(context.quick);
     const busyNice = busyNiceFromEnv();
     const referenceSkipped = referenceReaderUnavailable();
-    const total = 3 * iterations;
+    const total = 4 * iterations;
     let done = 0;
     const step = (): [number, number] => [++done, total];
     const nodeName = 'latency-node';
@@ -463,9 +463,17 @@ export const reactionLatencyPart: BenchPart<ReactionLatencyData> = {
       await reference?.addIdle(LATENCY_POD_COUNT - 2, LARGE_POD_COUNT - 2, (i) => i % LARGE_PROCESS_EVERY === 0);
       await agent.waitForPod(added.lastUid, true, 60_000);
       const large = new ScenarioRun('idle-1000', `${LARGE_POD_COUNT} pods, idle machine`, LARGE_POD_COUNT, 0, idleProcesses + added.idleProcesses);
-      scenarios.push(large);
+      const largeBusy = new ScenarioRun('busy-1000', `${LARGE_POD_COUNT} pods, ${BUSY_PROCESSES} busy processes${busyNice === 0 ? '' : ` at nice ${busyNice}`}`, LARGE_POD_COUNT, BUSY_PROCESSES, idleProcesses + added.idleProcesses, busyNice);
+      scenarios.push(large, largeBusy);
       context.progress.note(`sandbox node grown to ${LARGE_POD_COUNT} pods, ${large.idleProcesses} idle processes, usage ${fmt(Number(node.usageBytes()) / MiB)} MiB`);
-      for (let i = 0; i < iterations; i++) await both(large, index++);
+      for (let block = 0; block * LATENCY_BLOCK < iterations; block++) {
+        const count = Math.min(LATENCY_BLOCK, iterations - block * LATENCY_BLOCK);
+        for (let i = 0; i < count; i++) await both(large, index++);
+        stopBusy = await startBusyProcesses(BUSY_PROCESSES, busyNice);
+        for (let i = 0; i < count; i++) await both(largeBusy, index++);
+        await stopBusy();
+        stopBusy = null;
+      }
     } finally {
       await stopBusy?.();
       await agent?.stop();

@@ -51,6 +51,7 @@ const SCENARIO_WHAT: Readonly<Record<LatencyScenario['key'], string>> = {
   'idle-110': '110 pods idle',
   'busy-110': '110 pods busy',
   'idle-1000': '1000 pods idle',
+  'busy-1000': '1000 pods busy',
 };
 
 /** p99 and median of kernel event → local termination issued, per scenario, against the reference killer's. */

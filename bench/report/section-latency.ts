@@ -14,19 +14,20 @@ import { rangeChart } from './svg.js';
 import { fmtRatio, ratioMet, reactionRatios, TARGET_REACTION_MEDIAN_RATIO, TARGET_REACTION_P99_RATIO } from './ratios.js';
 
 /** Round 2's figures (before the reference killer ran beside the agent), kept for comparison: local kill p99 / median, ms. */
-export const PREVIOUS_ROUND_MS: Readonly<Record<ScenarioKey, { readonly p99: number; readonly median: number }>> = {
+export const PREVIOUS_ROUND_MS: Readonly<Partial<Record<ScenarioKey, { readonly p99: number; readonly median: number }>>> = {
   'idle-110': { p99: 14.2, median: 2.89 },
   'busy-110': { p99: 15.2, median: 2.35 },
   'idle-1000': { p99: 29.6, median: 7.86 },
 };
 
 /** p99 targets, ms from the crossing to local termination being issued. */
-export const LATENCY_TARGETS_P99_MS: Readonly<Record<ScenarioKey, number>> = { 'idle-110': 5, 'busy-110': 10, 'idle-1000': 10 };
+export const LATENCY_TARGETS_P99_MS: Readonly<Record<ScenarioKey, number>> = { 'idle-110': 5, 'busy-110': 10, 'idle-1000': 10, 'busy-1000': 10 };
 
 const WHAT: Readonly<Record<ScenarioKey, string>> = {
   'idle-110': 'kernel event → local termination issued, 110 pods, idle machine',
   'busy-110': 'the same, the CPUs saturated by two busy processes (a busy node)',
   'idle-1000': 'the same, 1,000 pods',
+  'busy-1000': 'the same, 1,000 pods, the CPUs saturated',
 };
 
 const STAGES: readonly { key: LatencyStage; label: string; short: string }[] = [
@@ -37,7 +38,7 @@ const STAGES: readonly { key: LatencyStage; label: string; short: string }[] = [
   { key: 'toGone', label: "pod's processes gone (reaped)", short: 'processes gone' },
 ];
 
-const COLORS: Readonly<Record<ScenarioKey, string>> = { 'idle-110': '#009E73', 'busy-110': '#D55E00', 'idle-1000': '#0072B2' };
+const COLORS: Readonly<Record<ScenarioKey, string>> = { 'idle-110': '#009E73', 'busy-110': '#D55E00', 'idle-1000': '#0072B2', 'busy-1000': '#CC79A7' };
 
 const cell = (d: Distribution | null | undefined): string => (d === null || d === undefined ? '–' : `${fmt(d.median)} / ${fmt(d.p99)} / ${fmt(d.max)}`);
 
@@ -54,7 +55,7 @@ function referenceHeadline(s: LatencyScenario, loadAverage: number, cores: numbe
     result:
       agent === null || ref?.toTermination === null || ref === undefined
         ? 'no sample'
-        : `p99 ${fmt(agent.p99)} ms against ${fmt(ref.toTermination.p99)} ms (${times(p99)}), median ${fmt(agent.median)} against ${fmt(ref.toTermination.median)} ms (${times(median)}); ${agent.count} and ${ref.toTermination.count} reactions, ${s.shortcutKills} by the memory shortcut; previous round p99 ${fmt(previous.p99)}, median ${fmt(previous.median)} ms`,
+        : `p99 ${fmt(agent.p99)} ms against ${fmt(ref.toTermination.p99)} ms (${times(p99)}), median ${fmt(agent.median)} against ${fmt(ref.toTermination.median)} ms (${times(median)}); ${agent.count} and ${ref.toTermination.count} reactions, ${s.shortcutKills} by the memory shortcut${previous === undefined ? '' : `; previous round p99 ${fmt(previous.p99)}, median ${fmt(previous.median)} ms`}`,
     met,
     ...(met === false
       ? {
@@ -117,7 +118,10 @@ export function latencySection(result: PartResult<ReactionLatencyData>): Section
     ]);
     rows.push(['reference reactions measured (failed)', ...scenarios.map((s) => (s.reference === undefined ? '–' : `${s.reference.samples.length}${s.reference.failures.length > 0 ? ` (${s.reference.failures.length})` : ''}`))]);
   }
-  rows.push(['previous round: local termination issued, median / p99', ...scenarios.map((s) => `${fmt(PREVIOUS_ROUND_MS[s.key].median)} / ${fmt(PREVIOUS_ROUND_MS[s.key].p99)}`)]);
+  rows.push(['previous round: local termination issued, median / p99', ...scenarios.map((s) => {
+    const previous = PREVIOUS_ROUND_MS[s.key];
+    return previous === undefined ? '– (not measured)' : `${fmt(previous.median)} / ${fmt(previous.p99)}`;
+  })]);
   rows.push(['reactions measured (failed)', ...scenarios.map((s) => `${s.samples.length}${s.failures.length > 0 ? ` (${s.failures.length})` : ''}`)]);
   rows.push(['kills by the memory shortcut', ...scenarios.map((s) => `${s.shortcutKills} of ${s.samples.length}`)]);
   rows.push(['load average when the scenario started', ...scenarios.map((s) => s.loadAverage.toFixed(1))]);
@@ -171,11 +175,11 @@ one iteration after each of the agent's, in the same idle and busy blocks, and i
 where the agent's is (before \`cgroup.procs\` is read). The targets are the agent's figures as
 ratios to it.
 
-Three scenarios: **idle** (nothing else started by the bench); **busy node**: ${busy?.busyProcesses ?? 2} processes
+${scenarios.some((s) => s.key === 'busy-1000') ? 'Four' : 'Three'} scenarios: **idle** (nothing else started by the bench); **busy node**: ${busy?.busyProcesses ?? 2} processes
 spinning on the CPU (\`sh -c 'while :; do :; done'\`, one per core, ${(busy?.busyNice ?? 0) === 0 ? "at the agent's own priority" : `at nice ${busy?.busyNice}, below the agent's 0`}),
 started before and killed after each block of ${LATENCY_BLOCK} iterations, idle and busy blocks alternating so
 that load from other work on the machine falls on both; **1,000 pods**: the same node grown to
-${large?.pods ?? 1000} pods afterwards (the pods added have an idle process in one of ten, ${large?.idleProcesses ?? '–'} in all). The
+${large?.pods ?? 1000} pods afterwards (the pods added have an idle process in one of ten, ${large?.idleProcesses ?? '–'} in all)${scenarios.some((s) => s.key === 'busy-1000') ? ', idle and busy blocks alternating there too' : ''}. The
 machine is shared with other work, so "idle" means only that the bench adds no load; the load
 average at each scenario's start is in the table.
 

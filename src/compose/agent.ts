@@ -9,7 +9,7 @@ import { connect, type KubeClient } from '../kube/index.js';
 import { createSharedEpollLoop } from '../notifier/shared-epoll-loop.js';
 import type { AgentInstance } from '../daemon/node-lock-gate.js';
 import { hostNodeLock, reportLockSharing, thisAgentInstance } from './node-lock.js';
-import { hostIdentity, hostNotifier, hostObserver, hostOomKillWatcher, hostTerminator, type NodeSide } from './node-side.js';
+import { hostIdentity, hostNotifier, hostObserver, hostOomKillWatcher, hostPsiSource, hostTerminator, type NodeSide } from './node-side.js';
 
 /** Where the API server is: a kubeconfig file, or a kubeconfig document (a cluster started in this process). */
 export interface ClusterTarget {
@@ -66,6 +66,8 @@ export async function startNodeAgent(plan: AgentPlan): Promise<RunningAgent> {
     // The host's kills are a stand-in node's business only when it says so.
     ...(plan.nodeSide === undefined ? { oomKills: hostOomKillWatcher(config, context) } : plan.nodeSide.oomKills === undefined ? {} : { oomKills: plan.nodeSide.oomKills }),
     terminator: plan.nodeSide?.terminator ?? hostTerminator(config, context),
+    // The same cgroups as the notifier's: a stand-in node's sandbox cgroups, where it has them.
+    psiSource: hostPsiSource(config, context),
     hostIdentity: plan.nodeSide?.identity ?? hostIdentity(config),
     ...(lock === null ? {} : { nodeLock: { lock, self: plan.nodeLock?.self ?? thisAgentInstance() } }),
     clock,

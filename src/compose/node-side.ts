@@ -25,6 +25,8 @@ import { createSharedEpollLoop, type SharedEpollLoop } from '../notifier/shared-
 import { createCgroupObserver } from '../observe/cgroup-observer.js';
 import { nodeHugepageCapacityBytes } from '../observe/hugepage-adjustment.js';
 import { createKubeletSummaryObserver } from '../observe/kubelet-summary-client.js';
+import { createPsiSource } from '../observe/psi-source.js';
+import type { PsiSource } from '../daemon/psi-condition-reporter.js';
 
 /** The node-side ports of the agent, and the host's identity its Node is checked against. */
 export interface NodeSide {
@@ -100,6 +102,13 @@ export function hostNotifier(config: LoadedConfig, context: NodeSideContext): Me
     clock: context.clock,
     logger: context.logger,
   });
+}
+
+/** The kubepods cgroup's pressure files (the PSI notifier's), for the PSI node conditions. */
+export function hostPsiSource(config: LoadedConfig, context: NodeSideContext): PsiSource {
+  const { cgroupRoot, podCgroupRoot } = kernelCgroups(config, context);
+  const { hostRoot, procRoot } = config.agent.observe;
+  return createPsiSource({ cgroupRoot, podCgroupRoot, procRoot: posix.join(hostRoot, procRoot), fs: nodeHostFs });
 }
 
 /** This host's boot ID, machine ID and system UUID, read under the host root. */

@@ -16,6 +16,7 @@ import {
   notifierSection,
   observeSection,
   oomKillsSection,
+  psiConditionsSection,
   reportingSection,
   serverSection,
   stormGuardSection,
@@ -27,7 +28,7 @@ import { defaultAgentSettings } from './defaults.js';
 import { SettingReaders } from './setting-readers.js';
 
 /** The top-level keys of an AgentConfiguration that are the agent's (the rest are the kubelet's). */
-export const AGENT_FIELDS = ['nodeName', 'housekeepingInterval', 'observe', 'notifier', 'actions', 'reporting', 'taintEviction', 'oomKills', 'stormGuard', 'configReload', 'nodeLock', 'server', 'logLevel'] as const;
+export const AGENT_FIELDS = ['nodeName', 'housekeepingInterval', 'observe', 'notifier', 'actions', 'reporting', 'taintEviction', 'oomKills', 'stormGuard', 'psiConditions', 'configReload', 'nodeLock', 'server', 'logLevel'] as const;
 
 export function isAgentField(key: string): boolean {
   return (AGENT_FIELDS as readonly string[]).includes(key);
@@ -62,6 +63,7 @@ export function readAgentSettings(reader: ConfigReader, entries: readonly MapEnt
       stormGuardNode.node = e.valueNode;
       reader.section(e.valueNode, e.field, stormGuardSection(r, reader, settings.stormGuard));
     },
+    psiConditions: (e) => reader.section(e.valueNode, e.field, psiConditionsSection(r, reader, settings.psiConditions)),
     configReload: (e) => reader.section(e.valueNode, e.field, configReloadSection(r, settings.configReload)),
     nodeLock: (e) => reader.section(e.valueNode, e.field, nodeLockSection(r, settings.nodeLock)),
     server: (e) => reader.section(e.valueNode, e.field, serverSection(r, settings.server, (key, entry) => (serverNodes[key] = entry.valueNode))),

@@ -55,6 +55,24 @@ export class SettingReaders {
     assign(Number(bytes));
   }
 
+  /** A percentage of time, as the kernel's PSI averages are: above 0, at most 100, at most two decimals. */
+  percent(entry: MapEntry, assign: (percent: number) => void): void {
+    const raw = this.reader.rawValue(entry.valueNode);
+    if (typeof raw !== 'number' || !Number.isFinite(raw)) {
+      this.reader.problem(entry.field, entry.valueNode, `must be a number of percent such as 10 or 12.5 (no % sign): ${JSON.stringify(raw)}`);
+      return;
+    }
+    if (raw <= 0 || raw > 100) {
+      this.reader.problem(entry.field, entry.valueNode, `must be above 0 and at most 100: ${raw}`);
+      return;
+    }
+    if (Math.abs(raw * 100 - Math.round(raw * 100)) > 1e-6) {
+      this.reader.problem(entry.field, entry.valueNode, `must have at most two decimals (the kernel's precision): ${raw}`);
+      return;
+    }
+    assign(raw);
+  }
+
   bool(entry: MapEntry, assign: (value: boolean) => void): void {
     const value = this.reader.boolean(entry.valueNode, entry.field);
     if (value !== undefined) assign(value);

@@ -30,9 +30,8 @@ import type { OomAttribution } from './oom-attribution.js';
 /** What the agent made of a kernel OOM kill, for `onOomKill`. */
 export type { OomAttribution };
 import { OomKillReporter } from './oom-kill-reporter.js';
-import { OutcomeReporter } from './outcome-reporter.js';
-import type { EvictionOutcome } from '../eviction/eviction-outcomes.js';
 import { PodStatsGuard } from './pod-stats-guard.js';
+import { PsiConditionReporter, type PsiConditionReporterSettings, type PsiSource } from './psi-condition-reporter.js';
 import type { ClusterView, EventRecorder, KernelOomKill, LocalTerminator, MemoryThresholdNotifier, NodeLockFile, NodeObserver, NodeReporter, OomKillWatcher, OwnerLookup, PodActions } from './ports.js';
 import { Readiness } from './readiness.js';
 import { inForce, restartOnlyChanges } from './restart-only.js';
@@ -78,19 +77,17 @@ export interface AgentDeps {
   readonly oomKills?: OomKillWatcher;
   /** Called with every kernel OOM kill and its attribution (the demo prints it). */
   readonly onOomKill?: (kill: KernelOomKill, attribution: OomAttribution) => void;
-  /** Called with every eviction outcome once known, and its sentence (the demo prints it). */
-  readonly onOutcome?: (outcome: EvictionOutcome, message: string) => void;
   /** Reads a ReplicaSet's owner, to count evictions against its Deployment; without it the names decide. */
   readonly owners?: OwnerLookup;
   /** The node lock: only its holder acts, any other agent on the node stands by. Without it the agent always acts. */
   readonly nodeLock?: { readonly lock: NodeLockFile; readonly self: AgentInstance; readonly pollIntervalMs?: number };
+  /** The pods' cgroup's pressure files, for the PSI node conditions; without it they are unavailable. */
+  readonly psiSource?: PsiSource;
 }
 
 export interface RunningAgent {
   readonly metrics: AgentMetrics;
   readonly loop: EvictionLoop;
-  /** Every eviction followed to its outcome: the last ones known. */
-  readonly outcomes: OutcomeReporter;
   /** The named readiness checks behind /readyz. */
   readonly readiness: Readiness;
   readonly opsPort: number | null;
@@ -129,6 +126,18 @@ function statusSettings(config: LoadedConfig, dryRun: boolean): NodeStatusSettin
   return { enabled: r.nodeConditions, dryRun, conditionTypePrefix: r.conditionTypePrefix, taint: { enabled: r.taint.enabled, key: r.taint.key } };
 }
 
+function psiSettings(config: LoadedConfig, dryRun: boolean): PsiConditionReporterSettings {
+  return { psi: config.agent.psiConditions, conditionTypePrefix: config.agent.reporting.conditionTypePrefix, dryRun };
+}
+
+// A node side without pressure files (a stand-in node): the PSI conditions say so and report nothing.
+const NO_PSI_SOURCE: PsiSource = {
+  unavailable: 'this node side has no pressure files',
+  paths: { memory: '', io: '' },
+  read: () => ({ memory: { ok: false, reason: 'no pressure files' }, io: { ok: false, reason: 'no pressure files' } }),
+  close: () => undefined,
+};
+
 // Events are best effort and optional: with `reporting.events: false`, none are recorded.
 function gatedEvents(events: EventRecorder, enabled: () => boolean): EventRecorder {
   return {
@@ -145,9 +154,9 @@ interface AgentParts {
   readonly executor: EvictionExecutor;
   readonly stormGuard: EvictionStormGuard;
   readonly nodeStatus: NodeStatusReporter;
+  readonly psiConditions: PsiConditionReporter;
   readonly taints: TaintController;
   readonly podStats: PodStatsGuard;
-  readonly outcomes: OutcomeReporter;
   readonly loop: EvictionLoop;
 }
 
@@ -198,6 +207,16 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
     // The conditions say which agent keeps them.
     ...(lock === null ? {} : { note: () => (lock.lockHolder === null ? null : `node lock holder: ${describeInstance(lock.lockHolder)}`) }),
   });
+  const psiConditions = new PsiConditionReporter(psiSettings(config, dryRun()), {
+    source: deps.psiSource ?? NO_PSI_SOURCE,
+    reporter: guarded.nodeReporter,
+    cluster: deps.cluster,
+    events,
+    metrics,
+    clock: deps.clock,
+    logger: deps.logger,
+    refusal,
+  });
   const taints = new TaintController(config.agent.taintEviction, {
     nodeName: options.nodeName,
     dryRun,
@@ -212,11 +231,6 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
   identity.onChange((allowed) => taints.setAllowed(allowed));
   // Nothing is evicted for a signal whose pods the agent cannot measure.
   const podStats = new PodStatsGuard({ events, logger: deps.logger });
-  const outcomes = new OutcomeReporter(
-    config.agent.reporting.retriggerWindowMs,
-    { cluster: deps.cluster, events, metrics, logger: deps.logger, acting: () => !dryRun(), ...(deps.onOutcome === undefined ? {} : { onOutcome: deps.onOutcome }) },
-    () => deps.clock.nowMs(),
-  );
   const loop = new EvictionLoop(loopSettings(config), {
     manager,
     observer: deps.observer,
@@ -228,7 +242,6 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
     clock: deps.clock,
     logger: deps.logger,
     thresholds: () => manager.thresholds,
-    outcomes,
     dryRun: new DryRunReporter({ metrics, events, clock: deps.clock, logger: deps.logger }),
     ...(deps.onDecision === undefined ? {} : { onDecision: deps.onDecision }),
     ...(deps.onShortcut === undefined ? {} : { onShortcut: deps.onShortcut }),
@@ -236,7 +249,7 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
       await nodeStatus.report(result.nodeConditions, result.nowMs, stormGuard.taintHeld(result.nowMs));
     },
   });
-  return { identity, manager, executor, stormGuard, nodeStatus, taints, podStats, outcomes, loop };
+  return { identity, manager, executor, stormGuard, nodeStatus, psiConditions, taints, podStats, loop };
 }
 
 // A new configuration reaches every part; what carries over is each part's to decide.
@@ -250,8 +263,8 @@ function applyConfig(wanted: LoadedConfig, live: LiveConfig, parts: AgentParts, 
   parts.executor.updateSettings(executorSettings(next, nodeName, isDryRun(live)));
   parts.stormGuard.updateSettings(next.agent.stormGuard);
   parts.nodeStatus.updateSettings(statusSettings(next, isDryRun(live)));
+  parts.psiConditions.updateSettings(psiSettings(next, isDryRun(live)));
   parts.taints.updateSettings(next.agent.taintEviction);
-  parts.outcomes.updateSettings(next.agent.reporting.retriggerWindowMs);
   metrics.configInfo.reset();
   metrics.configInfo.set({ kind: next.kind }, 1);
   setNearWholeMetric(next, metrics);
@@ -450,20 +463,7 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
   const oomKills =
     deps.oomKills === undefined
       ? null
-      : new OomKillReporter({
-          watcher: deps.oomKills,
-          cluster: deps.cluster,
-          events,
-          metrics,
-          activity,
-          clock: deps.clock,
-          logger: deps.logger,
-          onKill: (kill, attribution) => {
-            // Node pressure the evictions were meant to prevent; a container's own limit is not.
-            if (attribution.kind === 'node' || attribution.kind === 'allocatable') parts.outcomes.kernelOomKill(kill.atMs);
-            deps.onOomKill?.(kill, attribution);
-          },
-        });
+      : new OomKillReporter({ watcher: deps.oomKills, cluster: deps.cluster, events, metrics, activity, clock: deps.clock, logger: deps.logger, ...(deps.onOomKill === undefined ? {} : { onKill: deps.onOomKill }) });
   const readiness = baseReadiness(metrics, parts.loop, deps.cluster);
   readiness.add('node-identity', () => parts.identity.refusal());
   readiness.add('pod-stats', () => parts.podStats.refusal());
@@ -489,12 +489,13 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
       await parts.taints.stop();
       await parts.loop.stop();
       await oomKills?.stop();
-      await parts.outcomes.stop();
       // With a standby waiting, the lock goes to it at once and it keeps the Node's conditions:
       // nothing to retire, and no moment without an acting agent. Otherwise the lock is held
       // until the Node is cleaned up.
-      if (lock?.standbysWaiting() === true) lock.stop();
-      else await within(deps.clock, SHUTDOWN_CLEANUP_MS, parts.nodeStatus.shutdown());
+      if (lock?.standbysWaiting() === true) {
+        await parts.psiConditions.shutdown(false);
+        lock.stop();
+      } else await within(deps.clock, SHUTDOWN_CLEANUP_MS, Promise.all([parts.nodeStatus.shutdown(), parts.psiConditions.shutdown()]).then(() => undefined));
       lock?.stop();
       deps.observer.close?.();
       callerDeps.events.close?.();
@@ -516,7 +517,7 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
     const { address, port: configuredPort } = live.current.agent.server;
     const port = options.serverPort ?? configuredPort;
     if (port !== 0 || options.serverPort === 0) {
-      ops = await unlessAborted(startOpsServer(address, port, metrics.registry, health, live.current.agent.server, () => parts.outcomes.recentJson()), options.signal);
+      ops = await unlessAborted(startOpsServer(address, port, metrics.registry, health, live.current.agent.server), options.signal);
       log.info('serving /metrics, /healthz and /readyz', { address, port: ops.port });
     }
     const probePort = probePortToBind(live.current.agent.server.probePort, options);
@@ -529,10 +530,10 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
     await unlessAborted(deps.cluster.start(), options.signal);
     parts.identity.start();
     oomKills?.start();
-    parts.outcomes.start();
     parts.taints.start();
     partsStarted = true;
     parts.loop.start();
+    parts.psiConditions.start();
     watcher?.start();
   } catch (err) {
     await stop();
@@ -542,7 +543,6 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
   return {
     metrics,
     loop: parts.loop,
-    outcomes: parts.outcomes,
     readiness,
     opsPort: ops?.port ?? null,
     probePort: probes?.port ?? null,
