@@ -160,6 +160,35 @@ export interface StormGuardSettings {
   readonly owners: { readonly eventThreshold: number; readonly windowMs: number; readonly taintCoolDownMs: number };
 }
 
+/** One resource's PSI thresholds, in percent of wall time as the kernel's averages are. */
+export interface PsiResourceSettings {
+  readonly enabled: boolean;
+  readonly avg10ThresholdPercent: number;
+  readonly avg60ThresholdPercent: number;
+}
+
+/**
+ * PSI node conditions (off by default, reporting only): `<prefix>KubepodsMemoryContentionPressure`
+ * and `<prefix>KubepodsDiskContentionPressure` from the pods' cgroup's memory.pressure and
+ * io.pressure on cgroup v2, with hysteresis (src/pressure/psi-conditions.ts), and optionally a
+ * NoSchedule taint for each while it is True (docs/psi-conditions.md).
+ */
+export interface PsiConditionSettings {
+  readonly enabled: boolean;
+  /** Which line of the pressure file is compared: `full` (every task stalled) or `some`. */
+  readonly line: 'some' | 'full';
+  readonly memory: PsiResourceSettings;
+  readonly io: PsiResourceSettings;
+  /** Every reading over both thresholds for this long sets a condition. */
+  readonly setHoldDurationMs: number;
+  /** Every reading under both thresholds for this long clears it. */
+  readonly clearHoldDurationMs: number;
+  /** How often the pressure files are read (the kernel recomputes its averages every 2 s). */
+  readonly intervalMs: number;
+  /** A NoSchedule taint `<prefix>memory-contention-pressure` / `<prefix>disk-contention-pressure` while the condition is True. */
+  readonly taint: { readonly enabled: boolean };
+}
+
 /** The node lock: which one of the agents on a node acts (docs/deployment.md, "One acting agent per node"). */
 export interface NodeLockSettings {
   /** The host directory every agent on the node mounts, holding the lock and its state file; '' turns the lock off. */
@@ -209,6 +238,7 @@ export interface AgentSettings {
   readonly taintEviction: TaintEvictionSettings;
   readonly oomKills: OomKillSettings;
   readonly stormGuard: StormGuardSettings;
+  readonly psiConditions: PsiConditionSettings;
   readonly configReload: ConfigReloadSettings;
   readonly nodeLock: NodeLockSettings;
   readonly server: ServerSettings;

@@ -16,6 +16,8 @@ import type {
   ObserveSource,
   OomKillSettings,
   PodRemovalMethod,
+  PsiConditionSettings,
+  PsiResourceSettings,
   ReportingSettings,
   ServerSettings,
   StormGuardSettings,
@@ -188,6 +190,28 @@ export function stormGuardSection(r: SettingReaders, reader: ConfigReader, storm
   return {
     softEvictionBudget: (e) => reader.section(e.valueNode, e.field, budget),
     owners: (e) => reader.section(e.valueNode, e.field, owners),
+  };
+}
+
+/** `psiConditions`: the PSI node conditions (opt-in). */
+export function psiConditionsSection(r: SettingReaders, reader: ConfigReader, psi: Mutable<PsiConditionSettings>): Handlers {
+  const resource = (settings: Mutable<PsiResourceSettings>): Handlers => ({
+    enabled: (e) => r.bool(e, (v) => (settings.enabled = v)),
+    avg10Threshold: (e) => r.percent(e, (v) => (settings.avg10ThresholdPercent = v)),
+    avg60Threshold: (e) => r.percent(e, (v) => (settings.avg60ThresholdPercent = v)),
+  });
+  const taint: Handlers = { enabled: (e) => r.bool(e, (v) => (psi.taint.enabled = v)) };
+  return {
+    enabled: (e) => r.bool(e, (v) => (psi.enabled = v)),
+    line: r.oneOf<'some' | 'full'>(['full', 'some'], (v) => (psi.line = v)),
+    memory: (e) => reader.section(e.valueNode, e.field, resource(psi.memory)),
+    io: (e) => reader.section(e.valueNode, e.field, resource(psi.io)),
+    // CPU pressure is left out, as KEP-5394 leaves it out: say so rather than "unknown field".
+    cpu: (e) => reader.problem(e.field, e.keyNode, 'is not supported: CPU pressure also rises when a pod is throttled at its own CPU limit, so it says nothing about the node (KEP-5394 leaves it out too)'),
+    setHoldDuration: (e) => r.duration(e, (ms) => (psi.setHoldDurationMs = ms)),
+    clearHoldDuration: (e) => r.duration(e, (ms) => (psi.clearHoldDurationMs = ms)),
+    interval: (e) => r.duration(e, (ms) => (psi.intervalMs = ms)),
+    taint: (e) => reader.section(e.valueNode, e.field, taint),
   };
 }
 

@@ -94,6 +94,10 @@ export const DURATION_BOUNDS_MS: Readonly<Record<string, DurationBounds>> = Obje
   'taintEviction.evictionApiDeadline': { minMs: 0, maxMs: 60 * 60_000 },
   'oomKills.scanInterval': { minMs: 1000, maxMs: 10 * 60_000, why: 'the scan walks every pod\'s cgroups' },
   'oomKills.kernelLogWait': { minMs: 0, maxMs: 5000, why: 'past it, a report would lag the kill noticeably' },
+  // 0: no hold (KEP-5394's own rule, judged at each reading); past an hour a condition lags the node.
+  'psiConditions.setHoldDuration': { minMs: 0, maxMs: 60 * 60_000 },
+  'psiConditions.clearHoldDuration': { minMs: 0, maxMs: 60 * 60_000 },
+  'psiConditions.interval': { minMs: 1000, maxMs: 60_000, why: 'the kernel recomputes its averages every 2 s' },
   // Past a day, a window would keep far more history than a storm needs.
   'stormGuard.softEvictionBudget.window': { minMs: 1000, maxMs: 24 * 3_600_000 },
   'stormGuard.owners.window': { minMs: 1000, maxMs: 24 * 3_600_000 },
@@ -174,6 +178,19 @@ export function defaultAgentSettings(): AgentSettings {
     stormGuard: {
       softEvictionBudget: { maxEvictions: 0, windowMs: 10 * 60_000 },
       owners: { eventThreshold: 3, windowMs: 10 * 60_000, taintCoolDownMs: 0 },
+    },
+    // Reporting only, and it changes scheduling when its taint is on: off. KEP-5394 leaves its defaults to
+    // experiments; these call a node contended when all of its pods' tasks stalled on memory for a tenth of
+    // the last 10 s and of the last minute, on I/O for a fifth (fsync-heavy pods stall on I/O in normal work).
+    psiConditions: {
+      enabled: false,
+      line: 'full',
+      memory: { enabled: true, avg10ThresholdPercent: 10, avg60ThresholdPercent: 10 },
+      io: { enabled: true, avg10ThresholdPercent: 20, avg60ThresholdPercent: 20 },
+      setHoldDurationMs: 10_000,
+      clearHoldDurationMs: 60_000,
+      intervalMs: 2_000,
+      taint: { enabled: false },
     },
     // A reload that would evict the moment it is applied waits for an explicit yes.
     configReload: { applyThresholdsThatEvictNow: false },

@@ -30,6 +30,8 @@ import type { OomAttribution } from './oom-attribution.js';
 /** What the agent made of a kernel OOM kill, for `onOomKill`. */
 export type { OomAttribution };
 import { OomKillReporter } from './oom-kill-reporter.js';
+import { OutcomeReporter } from './outcome-reporter.js';
+import type { EvictionOutcome } from '../eviction/eviction-outcomes.js';
 import { PodStatsGuard } from './pod-stats-guard.js';
 import { PsiConditionReporter, type PsiConditionReporterSettings, type PsiSource } from './psi-condition-reporter.js';
 import type { ClusterView, EventRecorder, KernelOomKill, LocalTerminator, MemoryThresholdNotifier, NodeLockFile, NodeObserver, NodeReporter, OomKillWatcher, OwnerLookup, PodActions } from './ports.js';
@@ -77,6 +79,8 @@ export interface AgentDeps {
   readonly oomKills?: OomKillWatcher;
   /** Called with every kernel OOM kill and its attribution (the demo prints it). */
   readonly onOomKill?: (kill: KernelOomKill, attribution: OomAttribution) => void;
+  /** Called with every eviction outcome once known, and its sentence (the demo prints it). */
+  readonly onOutcome?: (outcome: EvictionOutcome, message: string) => void;
   /** Reads a ReplicaSet's owner, to count evictions against its Deployment; without it the names decide. */
   readonly owners?: OwnerLookup;
   /** The node lock: only its holder acts, any other agent on the node stands by. Without it the agent always acts. */
@@ -88,6 +92,8 @@ export interface AgentDeps {
 export interface RunningAgent {
   readonly metrics: AgentMetrics;
   readonly loop: EvictionLoop;
+  /** Every eviction followed to its outcome: the last ones known. */
+  readonly outcomes: OutcomeReporter;
   /** The named readiness checks behind /readyz. */
   readonly readiness: Readiness;
   readonly opsPort: number | null;
@@ -157,6 +163,7 @@ interface AgentParts {
   readonly psiConditions: PsiConditionReporter;
   readonly taints: TaintController;
   readonly podStats: PodStatsGuard;
+  readonly outcomes: OutcomeReporter;
   readonly loop: EvictionLoop;
 }
 
@@ -231,6 +238,11 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
   identity.onChange((allowed) => taints.setAllowed(allowed));
   // Nothing is evicted for a signal whose pods the agent cannot measure.
   const podStats = new PodStatsGuard({ events, logger: deps.logger });
+  const outcomes = new OutcomeReporter(
+    config.agent.reporting.retriggerWindowMs,
+    { cluster: deps.cluster, events, metrics, logger: deps.logger, acting: () => !dryRun(), ...(deps.onOutcome === undefined ? {} : { onOutcome: deps.onOutcome }) },
+    () => deps.clock.nowMs(),
+  );
   const loop = new EvictionLoop(loopSettings(config), {
     manager,
     observer: deps.observer,
@@ -242,6 +254,7 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
     clock: deps.clock,
     logger: deps.logger,
     thresholds: () => manager.thresholds,
+    outcomes,
     dryRun: new DryRunReporter({ metrics, events, clock: deps.clock, logger: deps.logger }),
     ...(deps.onDecision === undefined ? {} : { onDecision: deps.onDecision }),
     ...(deps.onShortcut === undefined ? {} : { onShortcut: deps.onShortcut }),
@@ -249,7 +262,7 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
       await nodeStatus.report(result.nodeConditions, result.nowMs, stormGuard.taintHeld(result.nowMs));
     },
   });
-  return { identity, manager, executor, stormGuard, nodeStatus, psiConditions, taints, podStats, loop };
+  return { identity, manager, executor, stormGuard, nodeStatus, psiConditions, taints, podStats, outcomes, loop };
 }
 
 // A new configuration reaches every part; what carries over is each part's to decide.
@@ -265,6 +278,7 @@ function applyConfig(wanted: LoadedConfig, live: LiveConfig, parts: AgentParts, 
   parts.nodeStatus.updateSettings(statusSettings(next, isDryRun(live)));
   parts.psiConditions.updateSettings(psiSettings(next, isDryRun(live)));
   parts.taints.updateSettings(next.agent.taintEviction);
+  parts.outcomes.updateSettings(next.agent.reporting.retriggerWindowMs);
   metrics.configInfo.reset();
   metrics.configInfo.set({ kind: next.kind }, 1);
   setNearWholeMetric(next, metrics);
@@ -463,7 +477,20 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
   const oomKills =
     deps.oomKills === undefined
       ? null
-      : new OomKillReporter({ watcher: deps.oomKills, cluster: deps.cluster, events, metrics, activity, clock: deps.clock, logger: deps.logger, ...(deps.onOomKill === undefined ? {} : { onKill: deps.onOomKill }) });
+      : new OomKillReporter({
+          watcher: deps.oomKills,
+          cluster: deps.cluster,
+          events,
+          metrics,
+          activity,
+          clock: deps.clock,
+          logger: deps.logger,
+          onKill: (kill, attribution) => {
+            // Node pressure the evictions were meant to prevent; a container's own limit is not.
+            if (attribution.kind === 'node' || attribution.kind === 'allocatable') parts.outcomes.kernelOomKill(kill.atMs);
+            deps.onOomKill?.(kill, attribution);
+          },
+        });
   const readiness = baseReadiness(metrics, parts.loop, deps.cluster);
   readiness.add('node-identity', () => parts.identity.refusal());
   readiness.add('pod-stats', () => parts.podStats.refusal());
@@ -489,6 +516,7 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
       await parts.taints.stop();
       await parts.loop.stop();
       await oomKills?.stop();
+      await parts.outcomes.stop();
       // With a standby waiting, the lock goes to it at once and it keeps the Node's conditions:
       // nothing to retire, and no moment without an acting agent. Otherwise the lock is held
       // until the Node is cleaned up.
@@ -517,7 +545,7 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
     const { address, port: configuredPort } = live.current.agent.server;
     const port = options.serverPort ?? configuredPort;
     if (port !== 0 || options.serverPort === 0) {
-      ops = await unlessAborted(startOpsServer(address, port, metrics.registry, health, live.current.agent.server), options.signal);
+      ops = await unlessAborted(startOpsServer(address, port, metrics.registry, health, live.current.agent.server, () => parts.outcomes.recentJson()), options.signal);
       log.info('serving /metrics, /healthz and /readyz', { address, port: ops.port });
     }
     const probePort = probePortToBind(live.current.agent.server.probePort, options);
@@ -530,6 +558,7 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
     await unlessAborted(deps.cluster.start(), options.signal);
     parts.identity.start();
     oomKills?.start();
+    parts.outcomes.start();
     parts.taints.start();
     partsStarted = true;
     parts.loop.start();
@@ -543,6 +572,7 @@ export async function startAgent(options: AgentOptions, callerDeps: AgentDeps): 
   return {
     metrics,
     loop: parts.loop,
+    outcomes: parts.outcomes,
     readiness,
     opsPort: ops?.port ?? null,
     probePort: probes?.port ?? null,

@@ -36,6 +36,10 @@ export interface AgentMetrics {
   readonly evictionTimeToRelief: Histogram<'signal' | 'action'>;
   readonly evictionRetriggers: Counter<'signal'>;
   readonly evictionOutcomeOomKills: Counter<'signal'>;
+  readonly psiPressure: Gauge<'resource' | 'line' | 'window'>;
+  readonly psiCondition: Gauge<'condition' | 'status'>;
+  readonly psiConditionTransitions: Counter<'condition' | 'status'>;
+  readonly psiConditionsAvailable: Gauge;
   readonly ready: Gauge;
   readonly notReady: Gauge<'check'>;
 }
@@ -127,6 +131,10 @@ export function createAgentMetrics(withDefaults = true): AgentMetrics {
     ),
     evictionRetriggers: counter('eviction_retriggers_total', 'Eviction outcomes whose signal crossed its threshold again within reporting.retriggerWindow after it was back, by signal', ['signal']),
     evictionOutcomeOomKills: counter('eviction_outcome_kernel_oom_kills_total', 'Kernel OOM kills of node pressure (not a container\'s own limit) within an eviction outcome\'s window, by the outcome\'s signal', ['signal']),
+    psiPressure: gauge('psi_pressure_percent', 'The pods\' cgroup\'s PSI averages as last read for the PSI node conditions (psiConditions), in percent of wall time, by resource (memory, io), line (some, full) and window (10s, 60s)', ['resource', 'line', 'window']),
+    psiCondition: gauge('psi_condition', '1 for the status each PSI node condition has now (True, False, Unknown), 0 for the others, by condition (KubepodsMemoryContentionPressure, KubepodsDiskContentionPressure)', ['condition', 'status']),
+    psiConditionTransitions: counter('psi_condition_transitions_total', 'PSI node condition changes, by condition and the status it changed to', ['condition', 'status']),
+    psiConditionsAvailable: gauge('psi_conditions_available', '1 when the pods\' cgroup has pressure files on this node (cgroup v2 with PSI), 0 when PSI node conditions cannot be had here (see the log)'),
     ready: gauge('ready', '1 when the agent is ready (every readiness check passes), else 0'),
     notReady: gauge('not_ready', '1 for each readiness check that fails (see /readyz for why), 0 for each that passes', ['check']),
   };
