@@ -114,7 +114,17 @@ machines, so configurations that are compared are run side by side in the same r
 and figures are medians and percentiles over many runs. Each section names the code it measured
 (sections are re-run one at a time, so they may come from different commits) and the machine's
 load average when it started: other work shares the machine, and a load average above its number
-of cores stretches every latency, the p99s most.${anyQuick ? '\n\n**Some sections below come from a quick smoke run (`--quick`): too few samples to quote.**' : ''}
+of cores stretches every latency, the p99s most.
+
+The reaction targets are ratios to the physical limit measured beside the agent in the same run: a
+C reference killer (\`bench/reference-killer.c\`) that registers the same threshold, waits in epoll
+and kills the same pod's processes, and, for one pass, a C reader of exactly the same files
+(\`bench/reference-reader.c\`). Each measured part runs while it holds the machine's benchmark lock
+(\`flock /tmp/kea-heavy.lock\`) exclusively, so no other heavy run (a guest suite, an end-to-end
+suite, another benchmark) loads the machine meanwhile; builds and unit tests of other work may
+still run. Parts that together take more than 20 minutes are run one per hold, so the sections of
+one round may be minutes apart; \`npm run bench -- --quick\` prints each ratio on its own line as
+\`ratio <what>: <value>× (target ≤ <target>×)\`.${anyQuick ? '\n\n**Some sections below come from a quick smoke run (`--quick`): too few samples to quote.**' : ''}
 
 ## Summary
 
