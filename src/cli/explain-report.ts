@@ -36,6 +36,16 @@ export interface ExplainInput {
   readonly stormGuard?: { readonly settings: StormGuardSettings; readonly state: StormGuardState | null; readonly line: ReplayStormGuardLine | null };
   /** Kernel OOM kills: how the agent reports them, and on a live node the kernel's counters now (null: no memory hierarchy). */
   readonly oomKills?: { readonly settings: OomKillSettings; readonly counts?: OomKillCounts | null };
+  /** The last evictions with their outcomes, each as its sentence, oldest first; or why they cannot be told. */
+  readonly outcomes?: { readonly source: string; readonly messages: readonly string[] } | { readonly source: string; readonly unavailable: string };
+}
+
+// The last evictions and what they came to (docs/eviction-outcomes.md).
+function outcomeLines(outcomes: NonNullable<ExplainInput['outcomes']>): string[] {
+  const out = [`Last evictions and their outcomes (${outcomes.source})`];
+  if ('unavailable' in outcomes) return [...out, `  Not known: ${outcomes.unavailable}`];
+  if (outcomes.messages.length === 0) return [...out, '  None yet: no eviction has reached the end of its re-trigger window'];
+  return [...out, ...outcomes.messages.map((m) => `  ${m}`)];
 }
 
 // The OOM kill lines: how kills are reported, and on a live node what the kernel has counted.
@@ -194,6 +204,7 @@ export function explainReport(input: ExplainInput): string {
   if (result.dryRun !== undefined) out.push('', ...dryRunLines(result.dryRun));
   if (input.stormGuard !== undefined) out.push('', ...stormGuardLines(input.stormGuard));
   if (input.oomKills !== undefined) out.push('', ...oomKillLines(input.oomKills, input.pods));
+  if (input.outcomes !== undefined) out.push('', ...outcomeLines(input.outcomes));
   return `${out.join('\n')}\n`;
 }
 

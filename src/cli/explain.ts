@@ -16,7 +16,7 @@ import { EvictionManager } from '../eviction/manager.js';
 import { assessStatsCoverage } from '../eviction/stats-coverage.js';
 import { formatRfc3339, parseReplayLine, parseRfc3339 } from '../replay/input.js';
 import { ReplayRunner } from '../replay/runner.js';
-import { explainReport } from './explain-report.js';
+import { explainReport, type ExplainInput } from './explain-report.js';
 
 interface ExplainOptions {
   readonly config: string;
@@ -28,7 +28,7 @@ interface ExplainOptions {
 
 /** The report for a recording, at its last step or at the last step not after `atMs`. */
 export async function explainRecording(config: LoadedConfig, path: string, atMs: number | null): Promise<string> {
-  const runner = new ReplayRunner(config.eviction, {}, config.agent.stormGuard);
+  const runner = new ReplayRunner(config.eviction, {}, config.agent.stormGuard, config.agent.reporting.retriggerWindowMs);
   const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
   let lineNumber = 0;
   for await (const text of lines) {
@@ -41,7 +41,37 @@ export async function explainRecording(config: LoadedConfig, path: string, atMs:
   const last = runner.lastStep();
   if (last === null) throw new AgentError('EVA_ERR_USAGE', atMs === null ? `${path} holds no step` : `${path} holds no step at or before ${formatRfc3339(atMs)}`);
   const stormGuard = runner.stormGuardAtLastStep();
-  return explainReport({ ...last, ...(stormGuard === null ? {} : { stormGuard }), oomKills: { settings: config.agent.oomKills }, source: `Recording ${path}, step at ${formatRfc3339(runner.previousTimeMs ?? 0)} (replayed from its start)` });
+  return explainReport({
+    ...last,
+    ...(stormGuard === null ? {} : { stormGuard }),
+    oomKills: { settings: config.agent.oomKills },
+    outcomes: { source: 'the replayed decisions, judged from the recording\'s later steps', messages: runner.recentOutcomes().map((o) => o.message) },
+    source: `Recording ${path}, step at ${formatRfc3339(runner.previousTimeMs ?? 0)} (replayed from its start)`,
+  });
+}
+
+// How long `explain` waits for the running agent's /outcomes.
+const OUTCOMES_TIMEOUT_MS = 3000;
+
+/**
+ * The running agent's last outcomes, from its metrics port on this host (`server.address` and
+ * `server.port`; a wildcard address is reached on loopback), or why they cannot be had.
+ */
+export async function agentOutcomes(config: LoadedConfig, fetchFn: typeof fetch = fetch): Promise<NonNullable<ExplainInput['outcomes']>> {
+  const { address, port } = config.agent.server;
+  if (port === 0) return { source: 'the running agent', unavailable: 'server.port is 0: the agent serves no /outcomes' };
+  const host = address === '0.0.0.0' || address === '' ? '127.0.0.1' : address === '::' ? '[::1]' : address.includes(':') ? `[${address}]` : address;
+  const url = `http://${host}:${port}/outcomes`;
+  try {
+    const response = await fetchFn(url, { signal: AbortSignal.timeout(OUTCOMES_TIMEOUT_MS) });
+    if (!response.ok) return { source: url, unavailable: `${url} answered ${response.status}` };
+    const body: unknown = await response.json();
+    if (!Array.isArray(body)) return { source: url, unavailable: `${url} did not answer a list` };
+    const messages = body.map((o: unknown) => (typeof o === 'object' && o !== null && typeof (o as { message?: unknown }).message === 'string' ? (o as { message: string }).message : null)).filter((m): m is string => m !== null);
+    return { source: url, messages };
+  } catch (err) {
+    return { source: url, unavailable: `the agent did not answer at ${url}: ${errorMessage(err)}` };
+  }
 }
 
 /** The report for this node now: the watches synced, one observation, one synchronize pass. */
@@ -94,6 +124,7 @@ export async function explainNode(config: LoadedConfig, options: ExplainOptions)
         // One pass has no history: the running agent's guard state is in its metrics and Events.
         stormGuard: { settings: config.agent.stormGuard, state: null, line: null },
         oomKills: { settings: config.agent.oomKills, counts: hostOomKillCounts(config, { nodeName, clock, logger: silentLogger }) },
+        outcomes: await agentOutcomes(config),
       }) + problems
     );
   } finally {

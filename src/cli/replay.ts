@@ -26,8 +26,16 @@ export function openRecording(path: string): Readable {
 }
 
 /** Replays `input` into `output`; resolves with the number of steps, rejects with ReplayInputError. */
-export async function replayStream(config: EvictionConfig, input: Readable, output: Writable, taintOptions: Partial<TaintOptions> = {}, maxLineBytes?: number, stormGuard: StormGuardSettings | null = null): Promise<number> {
-  const runner = new ReplayRunner(config, taintOptions, stormGuard);
+export async function replayStream(
+  config: EvictionConfig,
+  input: Readable,
+  output: Writable,
+  taintOptions: Partial<TaintOptions> = {},
+  maxLineBytes?: number,
+  stormGuard: StormGuardSettings | null = null,
+  retriggerWindowMs?: number,
+): Promise<number> {
+  const runner = new ReplayRunner(config, taintOptions, stormGuard, retriggerWindowMs);
   let steps = 0;
   let pending = '';
   try {
@@ -68,7 +76,7 @@ export async function replayCommand(configPath: string, inputPath: string, strea
   }
   const input = inputPath === '-' ? streams.stdin : openRecording(inputPath);
   try {
-    await replayStream(config.eviction, input, streams.stdout, pickTaintOptions(config.agent.taintEviction), undefined, config.agent.stormGuard);
+    await replayStream(config.eviction, input, streams.stdout, pickTaintOptions(config.agent.taintEviction), undefined, config.agent.stormGuard, config.agent.reporting.retriggerWindowMs);
     return 0;
   } catch (err) {
     if (!(err instanceof ReplayInputError)) throw err;

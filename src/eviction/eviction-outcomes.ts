@@ -1,16 +1,16 @@
 // Eviction outcomes: after every eviction (Eviction API or delete) and every local termination,
 // whether it helped. Pure and clock-free: the caller feeds it the evictions it carried out, the
 // pods it saw go, every pass's observations, and the kernel OOM kills it found, each with its time,
-// and it returns the outcomes that became known. One episode per signal: the first eviction for a
-// signal opens it, and evictions for the same signal before the signal is back join it (the second
-// pod that had to go). The signal is back when its observed value reaches the threshold plus its
+// and it returns the outcomes that became known. One episode per signal and kind of threshold (hard
+// or soft): the first eviction for it opens it, and evictions for the same before the signal is back
+// join it (the second pod that had to go). The signal is back when its observed value reaches the threshold plus its
 // minimum reclaim (where the kubelet stops counting the threshold as met); the episode then watches
 // for a re-trigger for the window, and is reported at its end (or, never back, one window after the
 // first action). See docs/eviction-outcomes.md.
 
 import { quantityValue } from '../api/quantity.js';
 import type { Signal } from '../api/signals.js';
-import { getThresholdQuantity, type Threshold } from '../api/threshold.js';
+import { getThresholdQuantity, isHardEvictionThreshold, type Threshold } from '../api/threshold.js';
 import type { SignalObservations } from './types.js';
 
 /** How a pod was removed. */
@@ -135,8 +135,15 @@ function ratio(reclaimed: bigint, needed: bigint): number {
   return needed <= 0n ? 0 : Number(reclaimed) / Number(needed);
 }
 
+// A signal's hard and soft thresholds are followed apart: each has its own target and its own re-trigger.
+type EpisodeKey = `${Signal}/${'hard' | 'soft'}`;
+
+function episodeKey(threshold: Threshold): EpisodeKey {
+  return `${threshold.signal}/${isHardEvictionThreshold(threshold) ? 'hard' : 'soft'}`;
+}
+
 export class OutcomeTracker {
-  private readonly episodes = new Map<Signal, Episode>();
+  private readonly episodes = new Map<EpisodeKey, Episode>();
   /** When each signal's threshold was first seen met in the current run of passes that met it. */
   private readonly metSinceMs = new Map<Signal, number>();
   private readonly recentOutcomes: EvictionOutcome[] = [];
@@ -154,15 +161,16 @@ export class OutcomeTracker {
     return this.recentOutcomes;
   }
 
-  /** Episodes still being followed, by signal. */
+  /** The signals of the episodes still being followed. */
   get openSignals(): readonly Signal[] {
-    return [...this.episodes.keys()];
+    return [...this.episodes.values()].map((e) => e.first.threshold.signal);
   }
 
   /** An eviction or local termination carried out. */
   evicted(started: EvictionStarted): void {
     const signal = started.threshold.signal;
-    const open = this.episodes.get(signal);
+    const key = episodeKey(started.threshold);
+    const open = this.episodes.get(key);
     if (open !== undefined && open.relievedAtMs === null) {
       // Still short of the target: a further pod for the same pressure joins the episode.
       if (open.pods.some((p) => p.uid === started.uid)) return;
@@ -174,11 +182,11 @@ export class OutcomeTracker {
     const reported: EvictionOutcome[] = [];
     if (open !== undefined) {
       open.retriggeredAtMs ??= started.decidedAtMs;
-      reported.push(this.close(signal, open, started.decidedAtMs));
+      reported.push(this.close(key, open, started.decidedAtMs));
     }
     const since = this.metSinceMs.get(signal);
     const crossedAtMs = Math.min(since ?? started.decidedAtMs, started.notifiedAtMs ?? started.decidedAtMs, started.decidedAtMs);
-    this.episodes.set(signal, {
+    this.episodes.set(key, {
       first: started,
       crossedAtMs,
       ...reliefTarget(started.threshold, started.capacity),
@@ -210,10 +218,11 @@ export class OutcomeTracker {
    */
   observed(observations: SignalObservations, thresholdsMet: readonly Threshold[], nowMs: number): EvictionOutcome[] {
     const metSignals = new Set(thresholdsMet.map((t) => t.signal));
+    const metKeys = new Set(thresholdsMet.map(episodeKey));
     for (const signal of metSignals) if (!this.metSinceMs.has(signal)) this.metSinceMs.set(signal, nowMs);
     for (const signal of [...this.metSinceMs.keys()]) if (!metSignals.has(signal)) this.metSinceMs.delete(signal);
-    for (const [signal, episode] of this.episodes) {
-      const observed = observations.get(signal);
+    for (const [key, episode] of this.episodes) {
+      const observed = observations.get(episode.first.threshold.signal);
       // Only what falls within the episode's window counts; past it, the episode is reported below.
       if (observed === undefined || nowMs < episode.first.actedAtMs || nowMs >= this.windowEndMs(episode)) continue;
       if (episode.relievedAtMs === null) {
@@ -222,7 +231,7 @@ export class OutcomeTracker {
           episode.relievedAtMs = nowMs;
           episode.availableAfter = observed.available;
         }
-      } else if (episode.retriggeredAtMs === null && metSignals.has(signal)) {
+      } else if (episode.retriggeredAtMs === null && metKeys.has(key)) {
         episode.retriggeredAtMs = nowMs;
       }
     }
@@ -232,8 +241,8 @@ export class OutcomeTracker {
   /** The outcomes whose window has ended by `nowMs`. */
   tick(nowMs: number): EvictionOutcome[] {
     const reported = this.pendingReports.splice(0);
-    for (const [signal, episode] of [...this.episodes]) {
-      if (nowMs >= this.windowEndMs(episode)) reported.push(this.close(signal, episode, nowMs));
+    for (const [key, episode] of [...this.episodes]) {
+      if (nowMs >= this.windowEndMs(episode)) reported.push(this.close(key, episode, nowMs));
     }
     return reported;
   }
@@ -243,9 +252,10 @@ export class OutcomeTracker {
     return (episode.relievedAtMs ?? episode.first.actedAtMs) + this.settings.retriggerWindowMs;
   }
 
-  private close(signal: Signal, episode: Episode, nowMs: number): EvictionOutcome {
-    this.episodes.delete(signal);
+  private close(key: EpisodeKey, episode: Episode, nowMs: number): EvictionOutcome {
+    this.episodes.delete(key);
     const { first } = episode;
+    const signal = first.threshold.signal;
     const relieved = episode.relievedAtMs !== null;
     const availableAfter = relieved ? episode.availableAfter : episode.mostAvailable;
     const reclaimedAmount = availableAfter - first.availableAtDecision;

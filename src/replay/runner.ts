@@ -7,9 +7,11 @@ import type { EvictionConfig } from '../api/eviction-config.js';
 import { ManualClock } from '../api/manual-clock.js';
 import { podKey, type Node, type Pod } from '../api/pod.js';
 import type { Summary } from '../api/summary.js';
-import { signalToResource } from '../api/signals.js';
+import { isMemorySignal, signalToResource } from '../api/signals.js';
 import { isHardEvictionThreshold, type Threshold } from '../api/threshold.js';
+import { OutcomeTracker, type EvictionOutcome, type OutcomeAction } from '../eviction/eviction-outcomes.js';
 import { EvictionManager } from '../eviction/manager.js';
+import { describeOutcome, outcomeJson } from '../eviction/outcome-message.js';
 import { ownerByName, ownerKey } from '../eviction/owner.js';
 import { StormGuard, type StormGuardState } from '../eviction/storm-guard.js';
 import type { Eviction, SynchronizeResult, ThresholdMet } from '../eviction/types.js';
@@ -66,6 +68,12 @@ export interface ReplayOutputLine {
    * conditions are theirs alone; `nodeConditions` above is the live thresholds'.
    */
   readonly dryRun?: ReplayDryRunLine;
+  /**
+   * Only on a step where the outcome of earlier evictions became known: what they freed, judged
+   * from the recorded steps after each decision (docs/eviction-outcomes.md), with the sentence the
+   * EvictionOutcome Event would carry.
+   */
+  readonly outcomes?: readonly Record<string, unknown>[];
 }
 
 export interface ReplayDryRunLine {
@@ -79,6 +87,9 @@ function isActive(pod: Pod): boolean {
   const phase = pod.status?.phase;
   return phase !== 'Succeeded' && phase !== 'Failed';
 }
+
+/** The agent's default `reporting.retriggerWindow`. */
+const DEFAULT_RETRIGGER_WINDOW_MS = 60_000;
 
 export function evictionLine(eviction: Eviction): ReplayEvictionLine {
   return {
@@ -150,10 +161,16 @@ export class ReplayRunner {
   private splitContainerFs = false;
   private lastTimeMs: number | null = null;
   private lastResultValue: SynchronizeResult | null = null;
+  /** Pods decided for eviction that the recording still lists. */
+  private readonly evictedUids = new Set<string>();
+  private readonly outcomeTracker: OutcomeTracker;
+  private readonly retriggerWindowMs: number;
 
   /** Without `stormGuard` settings every decision goes ahead, as with the guard off. */
-  constructor(config: EvictionConfig, taintOptions: Partial<TaintOptions> = {}, stormGuard: StormGuardSettings | null = null) {
+  constructor(config: EvictionConfig, taintOptions: Partial<TaintOptions> = {}, stormGuard: StormGuardSettings | null = null, retriggerWindowMs = DEFAULT_RETRIGGER_WINDOW_MS) {
     this.manager = new EvictionManager(config);
+    this.retriggerWindowMs = retriggerWindowMs;
+    this.outcomeTracker = new OutcomeTracker({ retriggerWindowMs });
     this.taintOptions = taintOptions;
     this.stormSettings = stormGuard;
   }
@@ -163,6 +180,11 @@ export class ReplayRunner {
     if (this.stormSettings === null) return null;
     const state = this.stormGuard === null || this.lastTimeMs === null ? null : this.stormGuard.state(this.lastTimeMs);
     return { settings: this.stormSettings, state, line: this.lastStormGuardLine };
+  }
+
+  /** The outcomes known by the last step, newest last, each with its sentence. */
+  recentOutcomes(): readonly { readonly outcome: EvictionOutcome; readonly message: string }[] {
+    return this.outcomeTracker.recent().map((outcome) => ({ outcome, message: describeOutcome(outcome, this.retriggerWindowMs) }));
   }
 
   /** The time of the last step, for the next line's "time goes backwards" check. */
@@ -228,7 +250,38 @@ export class ReplayRunner {
     const line = step.pods !== undefined && this.refusedPods.length > 0 ? { ...decided, refusedPods: this.refusedPods } : decided;
     const guarded = this.guard(result, step.timeMs);
     this.lastStormGuardLine = guarded;
-    return guarded === null ? line : { ...line, evictions: guarded.heldBack === undefined ? line.evictions : [], stormGuard: guarded };
+    const outcomes = this.followUp(step, result, guarded?.heldBack === undefined);
+    const withOutcomes = outcomes.length === 0 ? line : { ...line, outcomes: outcomes.map((o) => ({ ...outcomeJson(o), message: describeOutcome(o, this.retriggerWindowMs) })) };
+    return guarded === null ? withOutcomes : { ...withOutcomes, evictions: guarded.heldBack === undefined ? line.evictions : [], stormGuard: guarded };
+  }
+
+  // The outcomes of the evictions decided so far, from the recording: a pod is gone at the first
+  // step whose pods no longer list it; the signal is judged on every step's observations. A pod is
+  // taken to be removed as the agent's defaults remove it (hard memory: ended locally; other hard:
+  // deleted; soft: the Eviction API), at its decision's time.
+  private followUp(step: ReplayStep, result: SynchronizeResult, admitted: boolean): EvictionOutcome[] {
+    const tracker = this.outcomeTracker;
+    if (step.pods !== undefined) {
+      const listed = new Set(this.pods.filter(isActive).map((p) => p.metadata.uid ?? podKey(p)));
+      for (const uid of this.evictedUids) {
+        if (listed.has(uid)) continue;
+        tracker.podGone(uid, step.timeMs);
+        this.evictedUids.delete(uid);
+      }
+    }
+    const known = tracker.observed(result.observations, result.thresholdsMetIgnoringGrace.map((m) => m.threshold), step.timeMs);
+    const threshold = result.reclaim?.threshold;
+    if (!admitted || threshold === undefined) return known;
+    for (const eviction of result.evictions) {
+      if (eviction.reason.kind !== 'threshold') continue;
+      const observed = result.observations.get(eviction.reason.signal);
+      if (observed === undefined) continue;
+      const uid = eviction.pod.metadata.uid ?? podKey(eviction.pod);
+      const action: OutcomeAction = !eviction.reason.hard ? 'eviction-api' : isMemorySignal(eviction.reason.signal) ? 'local-termination' : 'delete';
+      tracker.evicted({ pod: podKey(eviction.pod), uid, threshold, action, notifiedAtMs: null, decidedAtMs: step.timeMs, actedAtMs: step.timeMs, availableAtDecision: observed.available, capacity: observed.capacity });
+      this.evictedUids.add(uid);
+    }
+    return known;
   }
 
   // The storm guard over the step's decision, as the agent applies it: a soft eviction past the

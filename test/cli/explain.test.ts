@@ -9,6 +9,10 @@ import { kubeconfigFor, startApiStandIn } from '../../src/demo/api-stand-in.js';
 import { makePod } from '../fixtures/pods.js';
 import { CLI, REPO_ROOT, runCli } from './run-cli.js';
 import { nodeOfThisHost } from '../../src/compose/this-host.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { agentOutcomes } from '../../src/cli/explain.js';
+import { parseConfigText } from '../../src/config/load.js';
 
 const CONFIG = join(REPO_ROOT, 'examples/memory-pressure.config.yaml');
 const RECORDING = join(REPO_ROOT, 'examples/memory-pressure.jsonl');
@@ -69,6 +73,18 @@ describe('explain --replay', () => {
     expect(result.stdout).toMatch(/Nothing to evict/);
   });
 
+  test('the last evictions with their outcomes, judged from the recording\'s later steps', () => {
+    const result = runCli(['explain', '--config', CONFIG, '--replay', RECORDING]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/^Last evictions and their outcomes \(the replayed decisions, judged from the recording's later steps\)$/m);
+    // leaky (1536Mi) went at 12:00:40 and batch at 12:00:50; memory was back past 1Gi + 256Mi at 12:01:00.
+    expect(result.stdout).toContain(
+      '  Eviction outcome for memory.available (threshold 1024.0 MiB, target 1280.0 MiB): under-eviction (a further pod had to go); 2 pods (default/leaky eviction-api, default/batch eviction-api) freed 540.0 MiB of the 420.0 MiB needed (ratio 1.29), 20.000 s from the first request to relief',
+    );
+    // Before any outcome is known.
+    expect(runCli(['explain', '--config', CONFIG, '--replay', RECORDING, '--at', '2026-11-01T12:00:40Z']).stdout).toMatch(/^ {2}None yet: no eviction has reached the end of its re-trigger window$/m);
+  });
+
   test('bad --at and a time before the recording are reported', () => {
     expect(runCli(['explain', '--config', CONFIG, '--replay', RECORDING, '--at', 'noon']).stderr).toMatch(/--at must be an RFC 3339 time/);
     const early = runCli(['explain', '--config', CONFIG, '--replay', RECORDING, '--at', '2020-01-01T00:00:00Z']);
@@ -100,11 +116,40 @@ describe('explain against a cluster', () => {
       expect(stdout).toMatch(/default\/web/);
       expect(stdout).toMatch(/Nothing to evict/);
       expect(stdout).toMatch(/^Kernel OOM kills: reported as OOMKilledByKernel Events on the pod and the Node/m);
+      expect(stdout).toMatch(/^Last evictions and their outcomes \(http:\/\/127\.0\.0\.1:8080\/outcomes\)$/m);
     } finally {
       await standIn.stop();
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe('explain: the running agent\'s outcomes', () => {
+  const config = (address: string, port: number) => parseConfigText(`server:\n  address: "${address}"\n  port: ${port}\n`, 'test.yaml');
+
+  test('read from its /outcomes, a wildcard address reached on loopback', async () => {
+    const server = createServer((req, res) => {
+      res.writeHead(req.url === '/outcomes' ? 200 : 404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify([{ signal: 'memory.available', message: 'Eviction outcome for memory.available: relieved' }, { message: 7 }]));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      expect(await agentOutcomes(config('0.0.0.0', port))).toEqual({ source: `http://127.0.0.1:${port}/outcomes`, messages: ['Eviction outcome for memory.available: relieved'] });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  test('no agent answering, or none serving: said so', async () => {
+    const server = createServer(() => undefined);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    await new Promise((resolve) => server.close(resolve));
+    const closed = await agentOutcomes(config('127.0.0.1', port));
+    expect('unavailable' in closed && closed.unavailable).toMatch(new RegExp(`^the agent did not answer at http://127\\.0\\.0\\.1:${port}/outcomes: `));
+    expect(await agentOutcomes(config('0.0.0.0', 0))).toEqual({ source: 'the running agent', unavailable: 'server.port is 0: the agent serves no /outcomes' });
+  });
 });
 
 describe('explain: kernel OOM kills counted so far', () => {

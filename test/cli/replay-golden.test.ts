@@ -14,7 +14,7 @@ const STEPS = 400;
 const PODS = 14;
 
 const cases = [
-  { name: 'agent configuration with the storm guard', file: 'agent.out.jsonl', config: GOLDEN_CONFIG, seed: 14, shows: ['"heldBack"', '"ownerStorms"', '"action":"cancelled"', '"gracePeriodSeconds":20'] },
+  { name: 'agent configuration with the storm guard', file: 'agent.out.jsonl', config: GOLDEN_CONFIG, seed: 14, shows: ['"heldBack"', '"ownerStorms"', '"action":"cancelled"', '"gracePeriodSeconds":20', '"outcomes":[{', '"result":"relieved"'] },
   { name: 'kubelet configuration', file: 'kubelet.out.jsonl', config: GOLDEN_KUBELET_CONFIG, seed: 7, shows: ['"signal":"ephemeralpodfs.limit"', '"signal":"emptydirfs.limit"'] },
 ];
 

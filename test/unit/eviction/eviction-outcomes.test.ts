@@ -150,6 +150,20 @@ describe('OutcomeTracker', () => {
     expect(outcomes.map((o) => [o.signal, o.result, o.neededAmount / MI])).toEqual([['memory.available', 'relieved', 200n], ['nodefs.available', 'relieved', 512n]]);
   });
 
+  test('hard-and-soft-thresholds-of-one-signal-are-followed-apart', () => {
+    const tracker = new OutcomeTracker({ retriggerWindowMs: WINDOW_MS });
+    const soft: Threshold = { ...HARD, value: { kind: 'quantity', quantity: parseQuantity('1Gi') }, gracePeriodMs: 30_000, minReclaim: null };
+    tracker.evicted({ ...eviction('soft-victim', T0, 900n, { action: 'eviction-api' }), threshold: soft });
+    tracker.evicted(eviction('hard-victim', T0 + 1000, 400n));
+    // Back past the hard target, still short of the soft one; the soft threshold still met.
+    tracker.observed(seen(800n), [soft], T0 + 2000);
+    const outcomes = tracker.tick(T0 + WINDOW_MS + 2000);
+    expect(outcomes.map((o) => [o.pods[0]?.uid, o.result, o.retriggered])).toEqual([
+      ['soft-victim', 'not-relieved', false],
+      ['hard-victim', 'relieved', false],
+    ]);
+  });
+
   test('the-message-names-every-figure-and-step', () => {
     const tracker = new OutcomeTracker({ retriggerWindowMs: WINDOW_MS });
     pass(tracker, T0, 450n);
