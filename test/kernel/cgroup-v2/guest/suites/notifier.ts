@@ -4,13 +4,16 @@
 // fast check reports a working set crossing capacity − threshold both ways; and what polling the
 // cgroup files every 10 to 50 ms costs in CPU here, beside an idle process.
 //
-// The first three cases are stages of one scene (one notifier, one leak), in order.
+// The first three cases are stages of one scene (one notifier, one leak), in order. The last case
+// runs the PSI node conditions (the agent's reporter, its pressure-file source and hysteresis) on
+// the same kubepods cgroup's memory.pressure and io.pressure, read from the kernel.
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { systemClock } from '../../../../../src/api/clock.js';
+import type { PsiConditionSettings } from '../../../../../src/api/agent-settings.js';
 import { silentLogger } from '../../../../../src/api/logger.js';
 import { parseQuantity } from '../../../../../src/api/quantity.js';
 import type { Threshold } from '../../../../../src/api/threshold.js';
@@ -19,6 +22,13 @@ import { notifierSettings, observeSettings } from '../../../../fixtures/settings
 import { createMemoryThresholdNotifier } from '../../../../../src/notifier/create-memory-threshold-notifier.js';
 import { PSI_ALLOCATABLE_DESCRIPTION, PSI_DESCRIPTION, type PsiNotifier } from '../../../../../src/notifier/psi-notifier.js';
 import { createCgroupObserver } from '../../../../../src/observe/cgroup-observer.js';
+import { createAgentMetrics } from '../../../../../src/daemon/metrics.js';
+import { PsiConditionReporter } from '../../../../../src/daemon/psi-condition-reporter.js';
+import { nodeHostFs } from '../../../../../src/host/host-fs.js';
+import { parsePressureFile } from '../../../../../src/host/pressure-file.js';
+import { createPsiSource } from '../../../../../src/observe/psi-source.js';
+import type { PsiConditionStep } from '../../../../../src/pressure/psi-conditions.js';
+import { fakeCluster } from '../../../../fakes/fake-cluster.js';
 import { CgroupSandbox, type SandboxProcess } from '../../../../helpers/cgroup-sandbox.js';
 import { openFds } from '../../../../helpers/open-fds.js';
 import { defineSuite } from '../guest-suite.js';
@@ -33,6 +43,19 @@ const WINDOW_MS = 1000;
 const LEAK_POD = `kubepods/burstable/pod33333333-4444-4555-8666-000000000001/${containerId('5')}`;
 const CHURN_POD = `kubepods/burstable/pod33333333-4444-4555-8666-000000000002/${containerId('6')}`;
 const HARD_DESCRIPTION = 'hard memory eviction threshold';
+const PSI_POD = `kubepods/burstable/pod33333333-4444-4555-8666-000000000004/${containerId('8')}`;
+const PSI_PREFIX = 'kube-eviction-agent.io/';
+// Short holds, so the scene fits a test; the thresholds are the shipped memory default (10 %) for both averages.
+const PSI_SETTINGS: PsiConditionSettings = {
+  enabled: true,
+  line: 'full',
+  memory: { enabled: true, avg10ThresholdPercent: 10, avg60ThresholdPercent: 10 },
+  io: { enabled: true, avg10ThresholdPercent: 10, avg60ThresholdPercent: 10 },
+  setHoldDurationMs: 4000,
+  clearHoldDurationMs: 4000,
+  intervalMs: 1000,
+  taint: { enabled: true },
+};
 const POLL_DURATION_MS = 2000;
 /** How long the notifier's CPU at rest is measured, per variant. */
 const REST_DURATION_MS = 10_000;
@@ -68,7 +91,7 @@ const onlyThis = (events: readonly { description: string; atMs: number }[], desc
 
 export const suite = defineSuite({
   name: 'notifier',
-  title: 'PSI triggers under real pressure, the fast check, and the cost of polling',
+  title: 'PSI triggers under real pressure, the fast check, the cost of polling, and the PSI node conditions',
   async setUp() {
     const sandbox = await CgroupSandbox.create({ version: 'v2', limitBytes: NODE_LIMIT_BYTES });
     sandbox.mkdir('kubepods/burstable');
@@ -329,6 +352,110 @@ export const suite = defineSuite({
             note(`${label}.${r.intervalMs}ms.reads`, r.reads);
           }
         }
+      },
+    },
+    {
+      name: 'PSI node conditions: a memory.high-throttled container in kubepods sets KubepodsMemoryContentionPressure (and its taint) after the hold, read from the real memory.pressure; it clears only after the hold under both thresholds; io.pressure read and judged',
+      timeoutMs: 300_000,
+      async run({ note }) {
+        const s = theScene();
+        const kubepods = join(s.sandbox.path, 'kubepods');
+        const source = createPsiSource({ cgroupRoot: '/sys/fs/cgroup', podCgroupRoot: `${s.sandbox.name}/kubepods`, procRoot: '/proc', fs: nodeHostFs });
+        assert.equal(source.unavailable, null, 'cgroup v2 with PSI: available');
+        assert.deepEqual(source.paths, { memory: join(kubepods, 'memory.pressure'), io: join(kubepods, 'io.pressure') });
+        const fullOf = (file: string): { avg10Percent: number; avg60Percent: number } => {
+          const parsed = parsePressureFile(s.sandbox.read('kubepods', file));
+          assert.ok(parsed.ok && parsed.value.full !== null, `${file} parses`);
+          return parsed.value.full;
+        };
+        // The earlier cases' pressure must have died down: the scene starts under both thresholds.
+        const under = (): boolean => fullOf('memory.pressure').avg10Percent < 10 && fullOf('memory.pressure').avg60Percent < 10;
+        const quietStartMs = performance.now();
+        await waitFor('kubepods memory pressure under both thresholds', under, 120_000, 500);
+        note('waitedForQuietMs', Math.round(performance.now() - quietStartMs));
+
+        const node = { metadata: { name: 'guest-node', uid: '11111111-1111-4111-8111-111111111111' }, spec: {}, status: { conditions: [] } };
+        const cluster = fakeCluster({ node });
+        const reporter = new PsiConditionReporter({ psi: PSI_SETTINGS, conditionTypePrefix: PSI_PREFIX, dryRun: false }, { source, reporter: cluster.reporter, cluster: cluster.view, events: cluster.events, metrics: createAgentMetrics(false), clock: systemClock, logger: silentLogger });
+        const memoryType = `${PSI_PREFIX}KubepodsMemoryContentionPressure`;
+        const shown = (type: string): string | undefined => cluster.view.node()?.status?.conditions?.find((c) => c.type === type)?.status;
+        const timeline: { atMs: number; memory: PsiConditionStep | undefined; io: PsiConditionStep | undefined }[] = [];
+        let sampling = true;
+        const sampler = (async () => {
+          while (sampling) {
+            timeline.push({ atMs: Date.now(), memory: reporter.latest.find((x) => x.resource === 'memory'), io: reporter.latest.find((x) => x.resource === 'io') });
+            await sleepMs(250);
+          }
+        })();
+        let leak: SandboxProcess | undefined;
+        try {
+          reporter.start();
+          await waitFor('both conditions False on a quiet kubepods', () => shown(memoryType) === 'False' && shown(`${PSI_PREFIX}KubepodsDiskContentionPressure`) === 'False', 30_000, 100);
+
+          s.sandbox.mkdir(PSI_POD);
+          s.sandbox.write(PSI_POD, 'memory.high', `${HIGH_BYTES}\n`);
+          const leakStartedMs = Date.now();
+          leak = await s.sandbox.startCommand(PSI_POD, leakCommand(MiB, 0, 512 * MiB));
+          await waitFor('KubepodsMemoryContentionPressure True', () => shown(memoryType) === 'True', 150_000, 100);
+          const set = reporter.latest.find((x) => x.resource === 'memory');
+          assert.ok(set !== undefined && set.reading.ok && set.state.overSinceMs !== null && set.state.transitionAtMs !== null);
+          const setFigures = set.reading.averages;
+          // The figures are the kernel's: the file read now says the same within one 2 s update.
+          const kernelNow = fullOf('memory.pressure');
+          note('setAfterLeakStartMs', set.state.transitionAtMs - leakStartedMs);
+          note('setAt.full.avg10', setFigures.avg10Percent);
+          note('setAt.full.avg60', setFigures.avg60Percent);
+          note('kernelRightAfter.full.avg10', kernelNow.avg10Percent);
+          assert.ok(setFigures.avg10Percent >= 10 && setFigures.avg60Percent >= 10, `set at avg10=${setFigures.avg10Percent} avg60=${setFigures.avg60Percent}`);
+          assert.ok(Math.abs(kernelNow.avg60Percent - setFigures.avg60Percent) < 5, `the reporter read avg60=${setFigures.avg60Percent}, the kernel's file says ${kernelNow.avg60Percent}`);
+          // Set only once the readings had been over for the hold, and every reading in it was over.
+          const heldMs = set.state.transitionAtMs - set.state.overSinceMs;
+          note('setHeldMs', heldMs);
+          assert.ok(heldMs >= PSI_SETTINGS.setHoldDurationMs, `set after ${heldMs} ms over`);
+          const overRun = timeline.filter((t) => t.memory !== undefined && t.atMs >= set.state.overSinceMs! + 300 && t.atMs < set.state.transitionAtMs! - 300);
+          assert.ok(overRun.every((t) => t.memory?.verdict === 'over'), 'every reading of the hold was over');
+          assert.ok(cluster.reporter.hasTaint(`${PSI_PREFIX}memory-contention-pressure`), 'the NoSchedule taint is on');
+          assert.deepEqual(cluster.events.reasons(), ['KubepodsMemoryContentionPressure']);
+
+          // Pressure ends: the limit lifted, the leak gone. The condition stays True until both averages have been under for the hold.
+          s.sandbox.write(PSI_POD, 'memory.high', 'max\n');
+          await s.sandbox.kill(leak);
+          leak = undefined;
+          const endedMs = Date.now();
+          await waitFor('KubepodsMemoryContentionPressure False', () => shown(memoryType) === 'False', 180_000, 100);
+          const cleared = reporter.latest.find((x) => x.resource === 'memory');
+          assert.ok(cleared !== undefined && cleared.state.underSinceMs !== null && cleared.state.transitionAtMs !== null);
+          const underMs = cleared.state.transitionAtMs - cleared.state.underSinceMs;
+          note('clearedAfterPressureEndedMs', cleared.state.transitionAtMs - endedMs);
+          note('clearHeldMs', underMs);
+          assert.ok(underMs >= PSI_SETTINGS.clearHoldDurationMs, `cleared after ${underMs} ms under`);
+          // Between the end of the pressure and the clear, the condition never left True before the hold was over.
+          const whileTrue = timeline.filter((t) => t.atMs > endedMs && t.atMs < cleared.state.transitionAtMs! - 300);
+          assert.ok(whileTrue.every((t) => t.memory?.state.status === 'True'), 'True until the clear');
+          const between = whileTrue.filter((t) => t.memory?.verdict === 'between').length;
+          note('samplesBetweenThresholdsWhileTrue', between);
+          assert.ok(!cluster.reporter.hasTaint(`${PSI_PREFIX}memory-contention-pressure`), 'the taint is gone');
+          assert.deepEqual(cluster.events.reasons(), ['KubepodsMemoryContentionPressure', 'KubepodsMemoryContentionPressureCleared']);
+
+          // I/O: the real io.pressure read at every reading, and judged (nothing here stalls on I/O for long).
+          const ioSteps = timeline.map((t) => t.io).filter((x) => x !== undefined);
+          assert.ok(ioSteps.length > 0 && ioSteps.every((x) => x.reading.ok), 'io.pressure read every time');
+          const io = fullOf('io.pressure');
+          note('io.full.avg10', io.avg10Percent);
+          note('io.full.avg60', io.avg60Percent);
+          assert.equal(shown(`${PSI_PREFIX}KubepodsDiskContentionPressure`), 'False');
+        } finally {
+          sampling = false;
+          await sampler;
+          if (leak !== undefined) {
+            s.sandbox.write(PSI_POD, 'memory.high', 'max\n');
+            await s.sandbox.kill(leak);
+          }
+          await reporter.shutdown();
+        }
+        // Shutdown retires both: Unknown, taints gone.
+        assert.equal(shown(memoryType), 'Unknown');
+        assert.deepEqual(cluster.reporter.taints, []);
       },
     },
   ],
