@@ -16,6 +16,9 @@
 #   --memory MIB       guest memory (default 2048)
 #   --cpus N           virtual CPUs (default 2)
 #   --timing-file FILE write {"bootMs","commandMs","totalMs"} there after the run
+#   --forward-port PORT give the guest a network (QEMU user mode, restricted: no route out) whose
+#                      only reachable address is 10.0.2.100:PORT, carried to this machine's
+#                      127.0.0.1:PORT (repeatable); the guest's own address is 10.0.2.15
 #   --console-log FILE keep the guest's kernel console there (printed anyway when the guest fails)
 #   --check            print why a guest cannot run here and exit 1, or print "ok" and exit 0
 #
@@ -46,7 +49,7 @@ init_script="$script_dir/lib/cgroup-v2-guest-init.sh"
 qemu="${KEA_GUEST_QEMU:-qemu-system-x86_64}"
 cache_dir="${KEA_CACHE_DIR:-$HOME/.cache/kube-eviction-agent}/cgroup-v2-guest"
 # The modules the guest needs to reach its root and its output ports, with their dependencies.
-guest_modules=(virtio_pci virtio_console 9pnet_virtio 9p)
+guest_modules=(virtio_pci virtio_console 9pnet_virtio 9p virtio_net)
 
 die() {
   echo "cgroup-v2-guest: $*" >&2
@@ -59,6 +62,7 @@ timeout_s="${KEA_GUEST_TIMEOUT_S:-600}"
 memory_mib=2048
 cpus=2
 timing_file=''
+forward_ports=()
 console_keep=''
 check_only=0
 while (($# > 0)); do
@@ -69,6 +73,7 @@ while (($# > 0)); do
     --memory) memory_mib="${2:?--memory needs MiB}"; shift 2 ;;
     --cpus) cpus="${2:?--cpus needs a count}"; shift 2 ;;
     --timing-file) timing_file="${2:?--timing-file needs a path}"; shift 2 ;;
+    --forward-port) forward_ports+=("${2:?--forward-port needs a port}"); shift 2 ;;
     --console-log) console_keep="${2:?--console-log needs a path}"; shift 2 ;;
     --check) check_only=1; shift ;;
     --) shift; break ;;
@@ -77,6 +82,7 @@ while (($# > 0)); do
   esac
 done
 [[ "$timeout_s" =~ ^[0-9]+$ && "$memory_mib" =~ ^[0-9]+$ && "$cpus" =~ ^[0-9]+$ ]] || die '--timeout, --memory and --cpus take whole numbers'
+for port in "${forward_ports[@]}"; do [[ "$port" =~ ^[0-9]+$ ]] && ((port > 0 && port < 65536)) || die "--forward-port takes a TCP port, not $port"; done
 
 # The kernel to boot: KEA_GUEST_KERNEL, else the newest Debian amd64 kernel with its modules.
 find_kernel() {
@@ -259,6 +265,19 @@ for share in "${shares[@]}"; do
   index=$((index + 1))
 done
 [[ "$ctl$PWD" != *[[:space:]]* ]] || die 'the current directory and TMPDIR must not contain spaces'
+# A network only when a port is forwarded. restrict=on: the guest reaches nothing through QEMU but
+# the forwarded ports; each connection to 10.0.2.100:PORT starts the relay (a small node program
+# on this machine, its stdin and stdout the connection) that carries it to 127.0.0.1:PORT.
+net_args=()
+if ((${#forward_ports[@]} > 0)); then
+  relay="$script_dir/lib/guest-port-relay.cjs"
+  node_bin="$(command -v node)" || die '--forward-port needs node on PATH (the relay)'
+  [[ "$relay$node_bin" != *[,[:space:]]* ]] || die "the relay's path must not contain commas or spaces: $node_bin $relay"
+  netdev='user,id=net0,restrict=on,ipv6=off,net=10.0.2.0/24,host=10.0.2.2'
+  for port in "${forward_ports[@]}"; do netdev+=",guestfwd=tcp:10.0.2.100:$port-cmd:$node_bin $relay $port"; done
+  net_args=(-netdev "$netdev" -device virtio-net-pci,netdev=net0)
+  append+=' kea_net=10.0.2.15/24'
+fi
 # The guest mounts its own /tmp: a checkout there (or the command's directory) is kept visible.
 repo_root="$(cd "$script_dir/.." && pwd)"
 kept=''
@@ -287,7 +306,7 @@ setpriv --pdeathsig KILL "$qemu" \
   -chardev "pipe,id=stdout,path=$tmp/stdout" -device virtserialport,bus=ports.0,chardev=stdout,name=kea.stdout \
   -chardev "pipe,id=stderr,path=$tmp/stderr" -device virtserialport,bus=ports.0,chardev=stderr,name=kea.stderr \
   -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
-  "${share_args[@]}" </dev/null >>"$tmp/qemu.log" 2>&1 &
+  "${share_args[@]}" "${net_args[@]}" </dev/null >>"$tmp/qemu.log" 2>&1 &
 qemu_pid=$!
 
 # Wait for QEMU, or the timeout; a signal interrupts the wait and the trap cleans up.

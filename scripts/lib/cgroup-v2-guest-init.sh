@@ -9,7 +9,8 @@
 #
 # The kernel command line carries `kea_ctl=<control dir>`, one `kea_share=<tag>:<path>` per
 # read-write share (the control directory is one of them), and one `kea_keep=<path>` per directory
-# under the host's /tmp that must stay visible over the guest's own /tmp (the checkout).
+# under the host's /tmp that must stay visible over the guest's own /tmp (the checkout), and
+# `kea_net=<address/prefix>` when the guest has a network for forwarded ports.
 
 export PATH=/bin
 
@@ -33,11 +34,13 @@ done
 ctl=''
 shares=''
 keeps=''
+net=''
 for word in $(cat /proc/cmdline); do
   case "$word" in
     kea_ctl=*) ctl="${word#kea_ctl=}" ;;
     kea_share=*) shares="$shares ${word#kea_share=}" ;;
     kea_keep=*) keeps="$keeps ${word#kea_keep=}" ;;
+    kea_net=*) net="${word#kea_net=}" ;;
   esac
 done
 [ -n "$ctl" ] || fail 'no kea_ctl= on the kernel command line'
@@ -76,6 +79,11 @@ for share in $shares; do
 done
 
 ip link set lo up || fail 'cannot bring up the loopback interface'
+# The forwarded ports' network (scripts/cgroup-v2-guest.sh --forward-port): one address, no route.
+if [ -n "$net" ]; then
+  ip addr add "$net" dev eth0 || fail "cannot give eth0 the address $net"
+  ip link set eth0 up || fail 'cannot bring up eth0'
+fi
 
 port() {
   for dir in /sys/class/virtio-ports/*; do
