@@ -329,6 +329,27 @@ const CHART_VALUES_SCHEMA: Readonly<Record<string, JsonSchema>> = {
   serviceAccount: { type: 'object', additionalProperties: false, properties: { create: { type: 'boolean' }, name: { type: 'string' }, annotations: { type: 'object' } } },
   rbac: { type: 'object', additionalProperties: false, properties: { create: { type: 'boolean' } } },
   nodeRestriction: { type: 'object', additionalProperties: false, properties: { enabled: { type: 'boolean' } } },
+  // templates/flowcontrol.yaml; the bounds are the API server's own for these fields (handSize must
+  // also be at most queues, which the API server checks at install).
+  flowControl: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      enabled: { type: 'boolean' },
+      matchingPrecedence: { type: 'integer', minimum: 2, maximum: 10000 },
+      priorityLevel: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          nominalConcurrencyShares: { type: 'integer', minimum: 0, maximum: 2147483647 },
+          lendablePercent: { type: 'integer', minimum: 0, maximum: 100 },
+          queues: { type: 'integer', minimum: 1, maximum: 10000000 },
+          handSize: { type: 'integer', minimum: 1 },
+          queueLengthLimit: { type: 'integer', minimum: 1, maximum: 2147483647 },
+        },
+      },
+    },
+  },
   priorityClassName: { type: 'string' },
   tolerations: { type: 'array' },
   nodeSelector: { type: 'object', additionalProperties: { type: 'string' } },

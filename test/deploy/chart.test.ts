@@ -159,6 +159,8 @@ describe('helm lint and helm template (real helm)', () => {
       'ClusterRoleBinding/node-eviction',
       'Service/node-eviction-metrics',
       'DaemonSet/node-eviction',
+      'FlowSchema/node-eviction',
+      'PriorityLevelConfiguration/node-eviction',
       'ValidatingAdmissionPolicy/node-eviction-pods',
       'ValidatingAdmissionPolicy/node-eviction-evictions',
       'ValidatingAdmissionPolicy/node-eviction-node',
