@@ -70,3 +70,16 @@ export function countByVerbAndResource(requests: readonly AuditedRequest[]): Rec
   for (const r of requests) counts.set(`${r.verb} ${r.resource}`, (counts.get(`${r.verb} ${r.resource}`) ?? 0) + 1);
   return Object.fromEntries([...counts.entries()].sort(([a], [b]) => a.localeCompare(b)));
 }
+
+/** The watches of `user` open now: started (ResponseStarted) and not yet ended (ResponseComplete). */
+export function openWatches(file: string, user: string): number {
+  let open = 0;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line === '' || !line.includes('"verb":"watch"')) continue;
+    const entry = JSON.parse(line) as AuditLine;
+    if (entry.user?.username !== user) continue;
+    if (entry.stage === 'ResponseStarted') open++;
+    else if (entry.stage === 'ResponseComplete') open--;
+  }
+  return open;
+}

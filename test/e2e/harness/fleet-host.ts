@@ -55,6 +55,11 @@ export class FleetHost {
     this.listener?.({ description: 'hard memory eviction threshold (simulated host)', atMs: this.clock.nowMs() });
   }
 
+  /** The storm is over: a leaker started again uses its usual memory. */
+  calm(): void {
+    this.stormBytes = 0;
+  }
+
   nodeSide(): Partial<NodeSide> {
     return { observer: this.observer(), notifier: this.notifier(), terminator: this.terminator(), identity: this.identity };
   }
