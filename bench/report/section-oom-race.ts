@@ -25,6 +25,9 @@ const TARGET_OVERSHOOT_BYTES = 8 * MiB;
 const TARGET_RACE_RUNS = 320;
 const HEADLINE_VARIANT = HEADLINE_RACE_VARIANT;
 
+/** Round 2's largest overshoot of (a) at the kill, MiB, kept for comparison. */
+const PREVIOUS_ROUND_MAX_OVERSHOOT_MIB = 14.7;
+
 /** (a)'s largest overshoot at the kill against the reference killer's over the same runs (issue 30). */
 function referenceOvershootHeadline(data: OomRaceData): Headline[] {
   const [r] = raceRatios(data);
@@ -38,7 +41,7 @@ function referenceOvershootHeadline(data: OomRaceData): Headline[] {
     {
       what: 'OOM race, (a) against the C reference killer: overshoot at the kill, maximum over the same runs',
       target: `≤ ${TARGET_OVERSHOOT_RATIO}× the reference's maximum (and ≤ 8 MiB where the reference's is)`,
-      result: r.value === null ? 'no sample' : `(a) max ${fmt(r.agent)} MiB against the reference's ${fmt(r.reference)} MiB (×${fmtRatio(r.value)}); the reference lost ${refLost} of ${refRuns.length} races`,
+      result: r.value === null ? 'no sample' : `(a) max ${fmt(r.agent)} MiB against the reference's ${fmt(r.reference)} MiB (×${fmtRatio(r.value)}); the reference lost ${refLost} of ${refRuns.length} races; previous round (a) max ${fmt(PREVIOUS_ROUND_MAX_OVERSHOOT_MIB)} MiB`,
       met: met === null ? null : met && absoluteMet,
       ...(met === false || !absoluteMet ? { note: "the kill's delay after the crossing, at the rate the pod allocates, is the overshoot: see the crossing → kill table, (a) beside the reference" } : {}),
     },
