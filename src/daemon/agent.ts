@@ -241,8 +241,9 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
   const outcomes = new OutcomeReporter(
     config.agent.reporting.retriggerWindowMs,
     { cluster: deps.cluster, events, metrics, logger: deps.logger, acting: () => !dryRun(), ...(deps.onOutcome === undefined ? {} : { onOutcome: deps.onOutcome }) },
-    () => deps.clock.nowMs(),
+    deps.clock,
   );
+  outcomes.knownSignals(manager.thresholds.map((t) => t.signal));
   const loop = new EvictionLoop(loopSettings(config), {
     manager,
     observer: deps.observer,
@@ -279,6 +280,7 @@ function applyConfig(wanted: LoadedConfig, live: LiveConfig, parts: AgentParts, 
   parts.psiConditions.updateSettings(psiSettings(next, isDryRun(live)));
   parts.taints.updateSettings(next.agent.taintEviction);
   parts.outcomes.updateSettings(next.agent.reporting.retriggerWindowMs);
+  parts.outcomes.knownSignals(parts.manager.thresholds.map((t) => t.signal));
   metrics.configInfo.reset();
   metrics.configInfo.set({ kind: next.kind }, 1);
   setNearWholeMetric(next, metrics);

@@ -189,12 +189,12 @@ export class EvictionLoop {
       if (outcome.kind === 'evict') {
         const { eviction } = outcome;
         // The kill happens inside this call, before its first await.
-        const executed = executor.execute({ nowMs: clock.nowMs(), reclaim: outcome.reclaim, evictions: [eviction], fallbacks: [] }, notifiedAtMs);
+        const decidedAtMs = clock.nowMs();
+        const executed = executor.execute({ nowMs: decidedAtMs, reclaim: outcome.reclaim, evictions: [eviction], fallbacks: [] }, notifiedAtMs);
         this.awaitPods([eviction.pod], true, executor.localGracePeriodMs(eviction), { hard: true, signal: outcome.reclaim.threshold.signal });
         this.reportEscalations(clock.nowMs(), stuck);
         // The node reports the pressure the kill answered, as after a full pass that evicts.
         manager.commitHardMemoryPressure(outcome.pressure, clock.nowMs());
-        const decidedAtMs = clock.nowMs();
         void executed.then((report) => {
           this.followUp(report, [eviction], outcome.reclaim.threshold, outcome.pressure.observations, notifiedAtMs, decidedAtMs);
           for (const attempt of report.attempts) this.log.info('eviction attempt', { ...attempt, shortcut: true });

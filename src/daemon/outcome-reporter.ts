@@ -3,12 +3,14 @@
 // evicted pod and on the Node (Normal when relieved, Warning when not, re-triggered, or with a kernel
 // OOM kill meanwhile). It reads nothing of its own: the loop feeds it the evictions it carried out
 // and every pass's observations, the watch tells it of pods deleted, the OOM kill reporter of
-// kernel OOM kills.
+// kernel OOM kills. Each outcome is reported at its window's end, on a timer of the injected clock.
 
+import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
+import type { Signal } from '../api/signals.js';
 import { podKey, type Pod } from '../api/pod.js';
 import type { Threshold } from '../api/threshold.js';
-import { OutcomeTracker, type EvictionOutcome, type OutcomeAction } from '../eviction/eviction-outcomes.js';
+import { OUTCOME_RESULTS, OutcomeTracker, type EvictionOutcome, type OutcomeAction } from '../eviction/eviction-outcomes.js';
 import { describeOutcome, isBadOutcome, outcomeJson } from '../eviction/outcome-message.js';
 import type { SignalObservations } from '../eviction/types.js';
 import { BackgroundTasks } from './background-tasks.js';
@@ -46,11 +48,14 @@ export class OutcomeReporter {
   private readonly pods = new Map<string, Pod>();
   private readonly eventTasks: BackgroundTasks;
   private unsubscribe: (() => void) | null = null;
+  private cancelTimer: (() => void) | null = null;
+  private timerAtMs: number | null = null;
+  private stopped = false;
 
   constructor(
     private retriggerWindowMs: number,
     private readonly deps: OutcomeReporterDeps,
-    private readonly nowMs: () => number,
+    private readonly clock: Clock,
   ) {
     this.log = deps.logger.child({ component: 'eviction-outcomes' });
     this.tracker = new OutcomeTracker({ retriggerWindowMs });
@@ -67,14 +72,29 @@ export class OutcomeReporter {
     // A pod's object deleted is the API path's "pod gone"; the loop tells of cgroups found empty.
     this.unsubscribe = this.deps.cluster.onPodChange((oldPod, newPod) => {
       const uid = oldPod?.metadata.uid;
-      if (newPod === null && uid !== undefined && this.pods.has(uid)) this.tracker.podGone(uid, this.nowMs());
+      if (newPod === null && uid !== undefined && this.pods.has(uid)) this.tracker.podGone(uid, this.clock.nowMs());
     });
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     this.unsubscribe?.();
     this.unsubscribe = null;
+    this.cancelTimer?.();
+    this.cancelTimer = null;
     await this.eventTasks.settled();
+  }
+
+  /**
+   * The signals the thresholds in force watch: their outcome and re-trigger counters start at 0, so
+   * the first one counted is an increase a rule sees (a series that appears at 1 is not one).
+   */
+  knownSignals(signals: readonly Signal[]): void {
+    for (const signal of new Set(signals)) {
+      this.deps.metrics.evictionRetriggers.inc({ signal }, 0);
+      this.deps.metrics.evictionOutcomeOomKills.inc({ signal }, 0);
+      for (const result of OUTCOME_RESULTS) this.deps.metrics.evictionOutcomes.inc({ signal, result }, 0);
+    }
   }
 
   /** The last outcomes known, newest last, as plain JSON (the ops endpoint's `/outcomes`). */
@@ -105,6 +125,7 @@ export class OutcomeReporter {
       availableAtDecision: observed.available,
       capacity: observed.capacity,
     });
+    this.schedule();
   }
 
   /** An evicted pod's cgroup seen empty (or its object gone). */
@@ -127,7 +148,23 @@ export class OutcomeReporter {
     this.report(this.tracker.tick(atMs));
   }
 
+  // A timer for the next window's end, so an outcome is reported when it is known, not at the next pass.
+  private schedule(): void {
+    const atMs = this.tracker.nextReportAtMs();
+    if (this.stopped || atMs === this.timerAtMs) return;
+    this.cancelTimer?.();
+    this.cancelTimer = null;
+    this.timerAtMs = atMs;
+    if (atMs === null) return;
+    this.cancelTimer = this.clock.after(Math.max(0, atMs - this.clock.nowMs()), () => {
+      this.cancelTimer = null;
+      this.timerAtMs = null;
+      this.tick(this.clock.nowMs());
+    });
+  }
+
   private report(outcomes: readonly EvictionOutcome[]): void {
+    this.schedule();
     const { metrics, events } = this.deps;
     for (const outcome of outcomes) {
       const { signal } = outcome;

@@ -24,6 +24,7 @@ import { parseConfigText } from '../config/load.js';
 import type { OomAttribution, RunningAgent } from '../daemon/agent.js';
 import type { KernelOomKill, LocalTerminator, MemoryThresholdNotifier, PodActions } from '../daemon/ports.js';
 import { isCriticalPod } from '../eviction/critical.js';
+import type { EvictionOutcome } from '../eviction/eviction-outcomes.js';
 import type { Eviction, SynchronizeResult } from '../eviction/types.js';
 import { kubeconfigFor, startApiStandIn, type ApiStandIn } from './api-stand-in.js';
 import { realCgroupsAvailable, SandboxNode, type AllocationPlan, type CgroupVersion } from './sandbox-node.js';
@@ -34,6 +35,8 @@ const Mi = 1024 * 1024;
 const NODE_NAME = 'demo-node';
 const NODE_CAPACITY_BYTES = 1024 * Mi;
 const THRESHOLD = '256Mi';
+const DEMO_RETRIGGER_WINDOW = '3s';
+const DEMO_RETRIGGER_WINDOW_MS = 3000;
 
 export interface DemoOptions {
   /** How fast the leaking pod allocates, in MiB per second. */
@@ -63,6 +66,18 @@ export interface DemoSummary {
   readonly peakUsageBytes: number;
   /** From the kernel notification to the first action on the leaking pod. */
   readonly reactionMs: number | null;
+  /** The outcomes the agent reported, with their figures, in the order it reported them. */
+  readonly outcomes: readonly DemoOutcome[];
+  /** The sandbox's memory use as the demo read it from the kernel every 100 ms (the node cgroup's usage). */
+  readonly usageSamples: readonly { readonly atMs: number; readonly usageBytes: number }[];
+  /** The node's capacity. */
+  readonly capacityBytes: number;
+}
+
+/** One eviction outcome as the agent reported it. */
+export interface DemoOutcome {
+  readonly outcome: EvictionOutcome;
+  readonly message: string;
 }
 
 export interface DemoOomKill {
@@ -100,6 +115,9 @@ observe:
   podLogsDir: ${scratchDir}
 notifier:
   mode: ${version === 'v1' ? 'memcg-v1' : 'psi'}
+# Each eviction's outcome is known this long after memory is back (60s on a node): the demo shows it.
+reporting:
+  retriggerWindow: ${DEMO_RETRIGGER_WINDOW}
 `;
 }
 
@@ -147,6 +165,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   const evicted: string[] = [];
   const decided: string[] = [];
   const attributed: DemoOomKill[] = [];
+  const outcomes: DemoOutcome[] = [];
+  const usageSamples: { atMs: number; usageBytes: number }[] = [];
   const dryRun = options.dryRun === true;
   let notifiedAtMs: number | null = null;
   let reactionMs: number | null = null;
@@ -229,6 +249,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
             printOomKill(kill, attribution, print);
           },
           onShortcut: (eviction) => printShortcut(eviction, api.pods(), print),
+          onOutcome: (outcome, message) => {
+            outcomes.push({ outcome, message });
+            print(`agent: ${message}`);
+          },
         };
       },
     });
@@ -250,12 +274,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       print(`memory: pods use ${mib(used).padStart(6)}, available ${mib(NODE_CAPACITY_BYTES - used).padStart(6)} (threshold ${THRESHOLD})`);
     }, 500);
 
-    // Run until the leak is dealt with (and memory is seen falling), the OOM killer fires, or time runs out.
+    // Run until the leak is dealt with and its outcome known, the OOM killer fires, or time runs out.
     const deadlineMs = Date.now() + options.timeLimitMs;
     let goneAtMs: number | null = null;
     let oomSeenAtMs: number | null = null;
     while (Date.now() < deadlineMs && options.signal?.aborted !== true) {
       await new Promise((resolve) => setTimeout(resolve, 100));
+      usageSamples.push({ atMs: Date.now(), usageBytes: node.usageBytes() });
       if (oomSeenAtMs === null && node.oomKills() > 0) {
         print('kernel: the OOM killer fired');
         oomSeenAtMs = Date.now();
@@ -263,9 +288,23 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       // The agent's report of the kill follows within milliseconds (at most its kernel-log wait).
       if (oomSeenAtMs !== null && (attributed.length > 0 || Date.now() - oomSeenAtMs > OOM_REPORT_WAIT_MS)) break;
       if (goneAtMs === null && evicted.length > 0 && standIn.pod('shop', 'leaky') === null) goneAtMs = Date.now();
-      if (goneAtMs !== null && Date.now() - goneAtMs > 2000) break;
+      // The outcome is known one re-trigger window after memory is back; a dry run has none to wait for.
+      if (goneAtMs !== null && (outcomes.length > 0 || dryRun || Date.now() - goneAtMs > DEMO_RETRIGGER_WINDOW_MS + OUTCOME_SLACK_MS)) break;
     }
-    const summary: DemoSummary = { mode: version === null ? 'simulated' : `cgroup-${version}`, notifier: notifierMode, dryRun, evicted, decided, oomKills: node.oomKills(), attributed, peakUsageBytes: node.maxUsageBytes(), reactionMs };
+    const summary: DemoSummary = {
+      mode: version === null ? 'simulated' : `cgroup-${version}`,
+      notifier: notifierMode,
+      dryRun,
+      evicted,
+      decided,
+      oomKills: node.oomKills(),
+      attributed,
+      peakUsageBytes: node.maxUsageBytes(),
+      reactionMs,
+      outcomes,
+      usageSamples,
+      capacityBytes: NODE_CAPACITY_BYTES,
+    };
     options.out.write(formatSummary(summary, options.signal?.aborted === true));
     return summary;
   } finally {
@@ -281,6 +320,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
 
 // The agent's report of a kill comes well inside this (its kernel-log wait is 500 ms by default).
 const OOM_REPORT_WAIT_MS = 5000;
+// Memory is back within a second or two of the pod's removal; its outcome a window later.
+const OUTCOME_SLACK_MS = 5000;
 
 function formatSummary(summary: DemoSummary, interrupted: boolean): string {
   const lines = ['', interrupted ? 'Interrupted.' : 'Summary'];
@@ -291,6 +332,10 @@ function formatSummary(summary: DemoSummary, interrupted: boolean): string {
   for (const kill of summary.attributed) lines.push(`  attributed:           ${kill.pod ?? 'outside the pods'}${kill.container === null ? '' : `, container ${kill.container}`}: ${kill.nodeLevel ? 'node-level' : 'limit'} kill (${kill.kind}), agent ${kill.agentState}`);
   lines.push(`  peak memory use:      ${mib(summary.peakUsageBytes)} of ${mib(NODE_CAPACITY_BYTES)}`);
   if (summary.reactionMs !== null) lines.push(`  notification to kill: ${summary.reactionMs} ms`);
+  for (const { outcome } of summary.outcomes) {
+    const relief = outcome.timeToReliefMs === null ? 'memory not back' : `memory back ${outcome.timeToReliefMs} ms after the kill`;
+    lines.push(`  outcome:              ${outcome.result}: ${mib(Number(outcome.reclaimedAmount))} freed of ${mib(Number(outcome.neededAmount))} needed, ${relief}${outcome.retriggered ? ', re-triggered' : ''}`);
+  }
   lines.push(`  notifier:             ${summary.notifier}`);
   lines.push(`  mode:                 ${MODE_LINES[summary.mode]}`);
   lines.push('  Everything the demo created has been removed.', '');

@@ -73,7 +73,11 @@ export interface EvictionOutcome {
   /** When the signal was first observed back at the threshold plus minimum reclaim; null if never within the window. */
   readonly relievedAtMs: number | null;
   readonly availableAtDecision: bigint;
-  /** Observed at relief; never back, the most observed within the window. */
+  /**
+   * What the eviction left: the more of the value observed at relief and the first one observed once
+   * every pod of the episode was gone (memory a killed pod still held at relief counts); never back,
+   * the most observed within the window.
+   */
   readonly availableAfter: bigint;
   /** `availableAfter` minus `availableAtDecision`. */
   readonly reclaimedAmount: bigint;
@@ -111,6 +115,8 @@ interface Episode {
   readonly pods: MutablePod[];
   relievedAtMs: number | null;
   availableAfter: bigint;
+  /** The first observation once every pod was gone. */
+  availableAfterGone: bigint | null;
   /** The most observed since the first action (the figure when the signal never came back). */
   mostAvailable: bigint;
   retriggeredAtMs: number | null;
@@ -161,6 +167,16 @@ export class OutcomeTracker {
     return this.recentOutcomes;
   }
 
+  /** When the next episode's window ends (its outcome is then known), or null when none is open. */
+  nextReportAtMs(): number | null {
+    let next: number | null = null;
+    for (const episode of this.episodes.values()) {
+      const endMs = this.windowEndMs(episode);
+      if (next === null || endMs < next) next = endMs;
+    }
+    return this.pendingReports.length > 0 ? Math.min(next ?? Infinity, 0) : next;
+  }
+
   /** The signals of the episodes still being followed. */
   get openSignals(): readonly Signal[] {
     return [...this.episodes.values()].map((e) => e.first.threshold.signal);
@@ -193,6 +209,7 @@ export class OutcomeTracker {
       pods: [{ pod: started.pod, uid: started.uid, action: started.action, decidedAtMs: started.decidedAtMs, actedAtMs: started.actedAtMs, goneAtMs: null, afterEarlierGone: true }],
       relievedAtMs: null,
       availableAfter: started.availableAtDecision,
+      availableAfterGone: null,
       mostAvailable: started.availableAtDecision,
       retriggeredAtMs: null,
       kernelOomKills: 0,
@@ -225,6 +242,7 @@ export class OutcomeTracker {
       const observed = observations.get(episode.first.threshold.signal);
       // Only what falls within the episode's window counts; past it, the episode is reported below.
       if (observed === undefined || nowMs < episode.first.actedAtMs || nowMs >= this.windowEndMs(episode)) continue;
+      if (episode.availableAfterGone === null && episode.pods.every((p) => p.goneAtMs !== null && p.goneAtMs <= nowMs)) episode.availableAfterGone = observed.available;
       if (episode.relievedAtMs === null) {
         if (observed.available > episode.mostAvailable) episode.mostAvailable = observed.available;
         if (observed.available >= episode.targetAmount) {
@@ -257,7 +275,8 @@ export class OutcomeTracker {
     const { first } = episode;
     const signal = first.threshold.signal;
     const relieved = episode.relievedAtMs !== null;
-    const availableAfter = relieved ? episode.availableAfter : episode.mostAvailable;
+    const afterGone = episode.availableAfterGone;
+    const availableAfter = relieved ? (afterGone !== null && afterGone > episode.availableAfter ? afterGone : episode.availableAfter) : episode.mostAvailable;
     const reclaimedAmount = availableAfter - first.availableAtDecision;
     const neededAmount = episode.targetAmount - first.availableAtDecision;
     const outcome: EvictionOutcome = {

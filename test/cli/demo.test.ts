@@ -4,6 +4,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { NODE_COMM } from '../helpers/node-comm.js';
+import { Writable } from 'node:stream';
+import { runDemo } from '../../src/demo/demo.js';
 import { CLI, REPO_ROOT, runCli } from './run-cli.js';
 
 const realCgroups = process.getuid?.() === 0 && existsSync('/sys/fs/cgroup/memory/cgroup.event_control');
@@ -26,9 +28,48 @@ describe('demo', () => {
       expect(result.stdout).toMatch(/cannot evict a critical pod kube-system\/etcd-demo-node|critical pods are never candidates: kube-system\/etcd-demo-node/);
       expect(result.stdout).toMatch(/API: DELETE shop\/leaky \(grace 1s, UID precondition\): accepted/);
       expect(result.stdout).toMatch(/Everything the demo created has been removed/);
+      expect(result.stdout).toMatch(/^ {2}outcome: +relieved: \d+Mi freed of \d+Mi needed, memory back \d+ ms after the kill$/m);
       expect(demoCgroups()).toEqual([]);
     }, 90_000);
   }
+
+  // The outcome the agent reports for the leaking pod, against the sandbox cgroup's own usage
+  // counter as the demo read it every 100 ms: what was freed, and when memory was back.
+  test(`reports the eviction's outcome, its figures matching the kernel's counters (${realCgroups ? 'real cgroups, root, cgroup v1' : 'simulated memory'})`, async () => {
+    let out = '';
+    const summary = await runDemo({ leakMiBPerSecond: 100, timeLimitMs: 45_000, simulated: !realCgroups, out: new Writable({ write: (chunk, _e, done) => ((out += String(chunk)), done()) }) });
+    expect(summary.evicted).toEqual(['shop/leaky']);
+    expect(summary.outcomes).toHaveLength(1);
+    const { outcome, message } = summary.outcomes[0]!;
+    expect(outcome).toMatchObject({ signal: 'memory.available', result: 'relieved', retriggered: false, kernelOomKills: 0 });
+    expect(outcome.pods.map((p) => p.pod)).toEqual(['shop/leaky']);
+    expect(out).toContain(`agent: ${message}`);
+    expect(message).toMatch(/^Eviction outcome for memory\.available \(threshold 256\.0 MiB, target 256\.0 MiB\): relieved; pod shop\/leaky \((local-termination|delete)\) freed [\d.]+ MiB of the [\d.]+ MiB needed/);
+    // The timeline is in order: crossed <= decided <= acted <= back.
+    expect(outcome.crossedAtMs).toBeLessThanOrEqual(outcome.decidedAtMs);
+    expect(outcome.decidedAtMs).toBeLessThanOrEqual(outcome.actedAtMs);
+    expect(outcome.relievedAtMs).not.toBeNull();
+
+    // The kernel's figures: usage just before the kill, and the least usage from the kill to 2 s after relief.
+    const samples = summary.usageSamples;
+    const before = samples.filter((x) => x.atMs <= outcome.actedAtMs).at(-1);
+    const after = samples.filter((x) => x.atMs >= outcome.actedAtMs && x.atMs <= (outcome.relievedAtMs ?? 0) + 2000);
+    expect(before).toBeDefined();
+    expect(after.length).toBeGreaterThan(0);
+    const kernelFreedBytes = before!.usageBytes - Math.min(...after.map((x) => x.usageBytes));
+    // The leak held a few hundred MiB; the agent's figure (its working set, without page cache) is within a third or 64 MiB of the kernel's usage drop.
+    expect(kernelFreedBytes).toBeGreaterThan(100 * 1024 * 1024);
+    expect(Math.abs(Number(outcome.reclaimedAmount) - kernelFreedBytes)).toBeLessThanOrEqual(Math.max(kernelFreedBytes / 3, 64 * 1024 * 1024));
+    // When memory was back by the kernel's counter: the first sample after the kill with the node's available at the target.
+    const back = samples.find((x) => x.atMs >= outcome.actedAtMs && summary.capacityBytes - x.usageBytes >= Number(outcome.targetAmount));
+    expect(back).toBeDefined();
+    const kernelReliefMs = back!.atMs - outcome.actedAtMs;
+    // The samples are 100 ms apart: the agent saw it back at most a sample before them, and within 3 s after.
+    expect(outcome.timeToReliefMs!).toBeGreaterThanOrEqual(0);
+    expect(outcome.timeToReliefMs!).toBeLessThanOrEqual(kernelReliefMs + 3000);
+    expect(kernelReliefMs).toBeLessThanOrEqual(outcome.timeToReliefMs! + 3000);
+    expect(demoCgroups()).toEqual([]);
+  }, 90_000);
 
   // In dry run the agent decides and does not act: the kernel OOM killer fires at the sandbox's
   // limit, and the agent attributes the kill to the leaking pod, saying it had seen the crossing.

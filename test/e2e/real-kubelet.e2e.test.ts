@@ -27,6 +27,7 @@ import { describeEvents, eventsBySource, expectKubeletDidNotEvict, expectUntouch
 import { e2eSuite, type TestContext } from './harness/suite.js';
 import { cgroupProcs, resume, sandboxView, type SandboxView } from './harness/sandbox-view.js';
 import { sleep, waitFor } from './harness/wait.js';
+import { agentOutcomes } from '../../src/cli/explain.js';
 
 const MiB = 1024 * 1024;
 const NODE = 'real-node';
@@ -180,6 +181,86 @@ suite.test('a fast leak (400 MiB/s) is evicted by the agent before the kernel OO
   ]);
   await leakScenario(context, scenario, { name: 'leaky-fast', rateMi: 400, startMi: 0 });
   expectUntouched(scenario, ['ballast', 'quiet']);
+}, 180_000);
+
+// kubepods' working set as the kernel counts it (usage less inactive page cache), read by the test itself.
+function kubepodsWorkingSetBytes(node: RealNode): number {
+  const usage = Number(readFileSync(join(node.kubepodsMemoryPath, 'memory.usage_in_bytes'), 'utf8'));
+  const inactive = /^total_inactive_file (\d+)$/m.exec(readFileSync(join(node.kubepodsMemoryPath, 'memory.stat'), 'utf8'));
+  return usage - Number(inactive?.[1] ?? 0);
+}
+
+suite.test("a leaking pod's eviction outcome (Event text, metrics, explain's /outcomes) matches the kernel's own counters: the memory freed and the time to relief (root, cgroup v1, real kubelet)", async (context) => {
+  const scenario = await startRealNodeScenario(context, 'outcome');
+  const { node, namespace, pods } = scenario;
+  await scenario.runPods([{ name: 'ballast', options: { args: ['hold', '600'], requests: { memory: '640Mi' } } }]);
+  // A short re-trigger window: the outcome is known 5 s after memory is back.
+  const agent = await scenario.startAgent(agentConfig(node, AGENT_EVICTION_HARD).replace('reporting:\n', 'reporting:\n  retriggerWindow: 5s\n'));
+  await waitMemoryPressureFalse(context);
+  const startMs = Date.now();
+  // The test's own samples of kubepods, every 50 ms, from before the leak until the outcome is reported.
+  const samples: { atMs: number; workingSetBytes: number }[] = [];
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      samples.push({ atMs: Date.now(), workingSetBytes: kubepodsWorkingSetBytes(node) });
+      await sleep(50);
+    }
+  })();
+  try {
+    await createPod(context.admin, namespace, realPod('leaky', NODE, { args: ['leak', '200', '0', '1600'], requests: { memory: '16Mi' } }));
+    await pods.waitDeleted('leaky', 90_000);
+    const outcomeEvents = await waitFor(async () => {
+      const found = (await listEvents(context.admin, namespace, 'EvictionOutcome')).filter((e) => e.involvedObject.name === 'leaky');
+      return found.length > 0 ? found : undefined;
+    }, { what: 'the EvictionOutcome Event on the leaking pod', timeoutMs: 30_000, intervalMs: 200 });
+    sampling = false;
+    await sampler;
+    expect(node.oomWatch.since(startMs)).toEqual([]);
+    expect(outcomeEvents).toHaveLength(1);
+    const event = outcomeEvents[0]!;
+    expect(event).toMatchObject({ type: 'Normal', source: { component: 'kube-eviction-agent', host: NODE } });
+    expect(event.message).toMatch(/^Eviction outcome for (allocatableMemory|memory)\.available \(threshold 400\.0 MiB, target 400\.0 MiB\): relieved; pod outcome\/leaky \(local-termination\) freed [\d.]+ MiB of the [\d.]+ MiB needed \(ratio [\d.]+\), [\d.]+ s from the first kill to relief; crossed .*; not re-triggered within 5 s; no kernel OOM kill$/);
+
+    // explain's source, the agent's /outcomes: the same outcome with its figures.
+    const explained = await agentOutcomes(parseConfigText(`server:\n  address: 127.0.0.1\n  port: ${agent.agent.opsPort ?? 0}\n`, 'explain.yaml'));
+    expect(explained).toEqual({ source: `http://127.0.0.1:${agent.agent.opsPort ?? 0}/outcomes`, messages: [event.message] });
+    const [outcome] = agent.agent.outcomes.recent();
+    expect(outcome).toBeDefined();
+    const { signal } = outcome!;
+    // The metrics: one relieved outcome, its ratio and its time to relief observed once.
+    expect(await agent.metric('kube_eviction_agent_eviction_outcomes_total', { signal, result: 'relieved' })).toBe(1);
+    expect(await agent.metric('kube_eviction_agent_eviction_reclaimed_ratio_count', { signal })).toBe(1);
+    expect(await agent.metric('kube_eviction_agent_eviction_time_to_relief_seconds_count', { signal, action: 'local-termination' })).toBe(1);
+    expect(await agent.metric('kube_eviction_agent_eviction_time_to_relief_seconds_sum', { signal, action: 'local-termination' })).toBeCloseTo((outcome!.timeToReliefMs ?? 0) / 1000, 3);
+    expect(await agent.metric('kube_eviction_agent_eviction_retriggers_total', { signal })).toBe(0);
+
+    // Against the kernel: kubepods' working set just before the kill, and its lowest from the kill
+    // until 2 s after the agent saw relief.
+    const before = samples.filter((x) => x.atMs <= outcome!.actedAtMs).at(-1);
+    const after = samples.filter((x) => x.atMs >= outcome!.actedAtMs && x.atMs <= (outcome!.relievedAtMs ?? 0) + 2000);
+    expect(before).toBeDefined();
+    expect(after.length).toBeGreaterThan(0);
+    const kernelFreedBytes = before!.workingSetBytes - Math.min(...after.map((x) => x.workingSetBytes));
+    const agentFreedBytes = Number(outcome!.reclaimedAmount);
+    // Generous: the samples are 50 ms apart while the leak grows 200 MiB/s, and the node's other memory moves too.
+    expect(kernelFreedBytes).toBeGreaterThan(100 * MiB);
+    expect(Math.abs(agentFreedBytes - kernelFreedBytes)).toBeLessThanOrEqual(Math.max(kernelFreedBytes / 3, 64 * MiB));
+    // When memory was back by the kernel's counter (kubepods' limit less its working set at the target).
+    const back = samples.find((x) => x.atMs >= outcome!.actedAtMs && Number(KUBEPODS_LIMIT_BYTES) - x.workingSetBytes >= Number(outcome!.targetAmount));
+    expect(back).toBeDefined();
+    const kernelReliefMs = back!.atMs - outcome!.actedAtMs;
+    expect(outcome!.timeToReliefMs).not.toBeNull();
+    expect(Math.abs(outcome!.timeToReliefMs! - kernelReliefMs)).toBeLessThanOrEqual(3000);
+    console.log(
+      `eviction outcome: ${event.message}\n` +
+        `kernel (kubepods working set, the test's own 50 ms samples): freed ${(kernelFreedBytes / MiB).toFixed(1)} MiB, back ${kernelReliefMs} ms after the kill; ` +
+        `agent: freed ${(agentFreedBytes / MiB).toFixed(1)} MiB, back ${outcome!.timeToReliefMs} ms after the kill`,
+    );
+  } finally {
+    sampling = false;
+    await sampler;
+  }
 }, 180_000);
 
 suite.test('a slow leak (40 MiB/s) is evicted by the agent before the OOM killer and the kubelet, passing over a static pod and a system-node-critical pod that use more memory (root, cgroup v1, real kubelet)', async (context) => {

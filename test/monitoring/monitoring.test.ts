@@ -112,7 +112,7 @@ describe('the /metrics capture', () => {
 });
 
 describe('the alert rules', () => {
-  test('cover failed and blocked evictions, readiness, observation, latency, kernel OOM kills, reloads, storms, API errors and a missing agent, each with a severity, a summary and a description', () => {
+  test('cover failed and blocked evictions, readiness, observation, latency, kernel OOM kills, repeated re-triggers, reloads, storms, API errors and a missing agent, each with a severity, a summary and a description', () => {
     expect(rules.map((r) => r.alert)).toEqual([
       'KubeEvictionAgentEvictionFailed',
       'KubeEvictionAgentEvictionsBlocked',
@@ -120,6 +120,7 @@ describe('the alert rules', () => {
       'KubeEvictionAgentObservationProblems',
       'KubeEvictionAgentSlowReaction',
       'KubeEvictionAgentKernelOomKills',
+      'KubeEvictionAgentRepeatedRetriggers',
       'KubeEvictionAgentConfigReloadFailed',
       'KubeEvictionAgentEvictionStorm',
       'KubeEvictionAgentApiErrors',

@@ -139,6 +139,15 @@ export const SCENARIOS: readonly Scenario[] = [
     quiet: { series: [{ metric: 'kube_eviction_agent_config_reloads_total', labels: { result: 'applied' }, values: '0 1 2 3 4' }], evalTime: '4m' },
   },
   {
+    alert: 'KubeEvictionAgentRepeatedRetriggers',
+    severity: 'warning',
+    alertLabels: { signal: 'memory.available' },
+    // One re-trigger every five minutes: six in half an hour.
+    fires: { series: [{ metric: 'kube_eviction_agent_eviction_retriggers_total', labels: { signal: 'memory.available' }, values: '0+0.2x40' }], evalTime: '35m' },
+    // Two in half an hour: a burst, not a pattern.
+    quiet: { series: [{ metric: 'kube_eviction_agent_eviction_retriggers_total', labels: { signal: 'memory.available' }, values: '0x10 1x10 2x20' }], evalTime: '35m' },
+  },
+  {
     alert: 'KubeEvictionAgentEvictionStorm',
     severity: 'critical',
     fires: { series: [{ metric: EVICTIONS, labels: { action: 'delete', result: 'accepted' }, values: '0+2x20' }], evalTime: '15m' },

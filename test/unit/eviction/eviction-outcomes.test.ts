@@ -57,6 +57,18 @@ describe('OutcomeTracker', () => {
     expect(tracker.openSignals).toEqual([]);
   });
 
+  test('what-a-killed-pod-still-held-at-relief-counts: the first figure once it is gone', () => {
+    const tracker = new OutcomeTracker({ retriggerWindowMs: WINDOW_MS });
+    tracker.evicted(eviction('leak', T0, 590n));
+    // Back just past the target 10 ms after the kill (the leak stopped), before the pod's memory went.
+    pass(tracker, T0 + 10, 610n);
+    tracker.podGone('leak', T0 + 120);
+    pass(tracker, T0 + 1000, 1500n);
+    pass(tracker, T0 + 2000, 3000n); // later frees are not the eviction's
+    const [outcome] = tracker.tick(T0 + 10 + WINDOW_MS);
+    expect(outcome).toMatchObject({ relievedAtMs: T0 + 10, timeToReliefMs: 10, availableAfter: 1500n * MI, reclaimedAmount: 910n * MI, neededAmount: 10n * MI });
+  });
+
   test('back-at-threshold-is-not-relief: the target is the threshold plus the minimum reclaim', () => {
     const tracker = new OutcomeTracker({ retriggerWindowMs: WINDOW_MS });
     tracker.evicted(eviction('a', T0, 400n));
