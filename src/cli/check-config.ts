@@ -1,6 +1,7 @@
 // `kube-eviction-agent check-config FILE`: prints the effective thresholds (defaults applied,
 // allocatable copies shown, any met on every pass called out first) and the feature gates that
-// change a decision, and whether the node lock's directory is the host's here; or every problem found;
+// change a decision, whether the node lock's directory is the host's here, and the PSI node
+// conditions (and, when they are on, whether this host can have them); or every problem found;
 // exits non-zero on an invalid file.
 
 import type { Writable } from 'node:stream';
@@ -9,6 +10,7 @@ import { formatConfigErrors, formatEffectiveThresholds, formatNearWholeThreshold
 import { formatFeatureGates } from '../config/feature-gate-table.js';
 import { loadConfigFile } from '../config/load.js';
 import { describeNodeLock } from '../compose/node-lock.js';
+import { describePsiConditions } from '../compose/psi-conditions.js';
 import { ConfigError, formatConfigProblem } from '../errors.js';
 
 /** Checks `file`, writing the report to `out` and the problems to `err`; resolves with the exit status. */
@@ -20,6 +22,7 @@ export async function checkConfig(file: string, out: Writable, err: Writable): P
     out.write(`${file}: valid ${loaded.kind}\n\n${nearWhole === '' ? '' : `${nearWhole}\n`}${formatEffectiveThresholds(loaded)}\n`);
     out.write(`\n${formatFeatureGates(loaded.eviction)}`);
     out.write(`\n${describeNodeLock(loaded)}`);
+    out.write(`\n${describePsiConditions(loaded)}`);
     if (loaded.warnings.length > 0) {
       out.write(`\nwarnings:\n${loaded.warnings.map((w) => `  ${formatConfigProblem(w)}`).join('\n')}\n`);
     }

@@ -78,7 +78,12 @@ export async function agentOutcomes(config: LoadedConfig, fetchFn: typeof fetch 
 export async function explainNode(config: LoadedConfig, options: ExplainOptions): Promise<string> {
   const nodeName = options.nodeName ?? process.env.NODE_NAME ?? config.agent.nodeName;
   if (nodeName === undefined || nodeName === null || nodeName === '') throw new AgentError('EVA_ERR_USAGE', 'The node name is unknown: pass --node-name or set NODE_NAME');
-  const [{ connectCluster }, { hostObserver, hostOomKillCounts }, { describeLockHolder }] = await Promise.all([import('../compose/agent.js'), import('../compose/node-side.js'), import('../compose/node-lock.js')]);
+  const [{ connectCluster }, { hostObserver, hostOomKillCounts }, { describeLockHolder }, { explainPsiConditions }] = await Promise.all([
+    import('../compose/agent.js'),
+    import('../compose/node-side.js'),
+    import('../compose/node-lock.js'),
+    import('../compose/psi-conditions.js'),
+  ]);
   const clock = systemClock;
   const client = await connectCluster({ kubeconfig: options.kubeconfig }, nodeName, clock, silentLogger);
   const cluster = client.clusterView();
@@ -111,7 +116,9 @@ export async function explainNode(config: LoadedConfig, options: ExplainOptions)
       (hugepages.length === 0 ? '' : `\n${hugepages.join('\n')}\n`) +
       (observation.problems.length === 0 ? '' : `\nObservation problems:\n${observation.problems.map((p) => `  ${p}`).join('\n')}\n`) +
       // Which agent acts on this node (the others stand by).
-      `\n${describeLockHolder(config, clock.nowMs())}`;
+      `\n${describeLockHolder(config, clock.nowMs())}` +
+      // The pods' cgroup's pressure now against the PSI conditions' thresholds.
+      `\n${explainPsiConditions(config)}`;
     return (
       explainReport({
         result,

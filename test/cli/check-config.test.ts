@@ -26,6 +26,23 @@ describe('check-config', () => {
     expect(unknown.stderr).toContain('unrecognized feature gate: HugePageAwareEviction');
   });
 
+  test('the PSI node conditions: off by default; on, the settings and whether this host can have them', async () => {
+    expect((await checkConfigText('')).stdout).toContain('PSI node conditions: off (psiConditions.enabled is false)\n');
+    const on = await checkConfigText('psiConditions:\n  enabled: true\n  io:\n    enabled: false\n');
+    expect(on.status).toBe(0);
+    expect(on.stdout).toContain('PSI node conditions: on, the "full" line of the pods\' cgroup: memory avg10 >= 10% and avg60 >= 10%; I/O off\n');
+    expect(on.stdout).toContain('  conditions: kube-eviction-agent.io/KubepodsMemoryContentionPressure\n');
+    // This machine runs cgroup v1; a cgroup v2 host with PSI says "available".
+    expect(on.stdout).toMatch(/\n {2}on this host: (available \(.*memory\.pressure, .*io\.pressure\)|NOT AVAILABLE, none will be reported: .+)\n/);
+  });
+
+  test('psiConditions: a bad threshold names its field and line', async () => {
+    const result = await checkConfigText('psiConditions:\n  memory:\n    avg10Threshold: 150\n  cpu:\n    avg10Threshold: 5\n');
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/psiConditions\.memory\.avg10Threshold.*3.*must be above 0 and at most 100: 150/);
+    expect(result.stderr).toMatch(/psiConditions\.cpu.*is not supported: CPU pressure also rises when a pod is throttled/);
+  });
+
   test('the shipped kubelet configuration is accepted, its other fields listed as ignored', () => {
     const result = runCli(['check-config', join(REPO_ROOT, 'examples/config/kubelet-config.yaml')]);
     expect(result.status).toBe(0);
