@@ -29,6 +29,8 @@ const NS = 'restricted';
 const PREFIX = 'kube-eviction-agent.io/';
 const ADMIN_TAINT = { key: 'example.com/dedicated', value: 'batch', effect: 'NoSchedule' };
 const AGENT_TAINT = { key: `${PREFIX}pressure`, value: 'memory', effect: 'NoSchedule' };
+// The PSI node conditions' taint (psiConditions.taint): a key under the prefix, which the policy allows as it stands.
+const PSI_TAINT = { key: `${PREFIX}memory-contention-pressure`, value: '', effect: 'NoSchedule' };
 const POD_NAMES = ['a-pod', 'a-pod-2', 'a-pod-3', 'b-pod', 'b-pod-2', 'b-pod-3', 'b-pod-4'] as const;
 type PodName = (typeof POD_NAMES)[number];
 
@@ -187,6 +189,14 @@ suite.test('on its own node the agent may evict, delete and mark pods, write its
       },
     },
     { name: 'its own condition on node-a again', send: () => agent.request('PATCH', '/api/v1/nodes/node-a/status', { contentType: CONTENT_TYPE.strategicMergePatch, body: agentCondition('MemoryPressure', 'False') }) },
+    { name: 'its PSI condition on node-a', send: () => agent.request('PATCH', '/api/v1/nodes/node-a/status', { contentType: CONTENT_TYPE.strategicMergePatch, body: agentCondition('KubepodsMemoryContentionPressure', 'True') }) },
+    {
+      name: 'its PSI NoSchedule taint on node-a, beside the others',
+      send: async () => {
+        const current = await nodeTaints(admin, 'node-a');
+        return agent.request('PATCH', '/api/v1/nodes/node-a', { contentType: CONTENT_TYPE.mergePatch, body: { metadata: { resourceVersion: current.resourceVersion }, spec: { taints: [...current.taints, PSI_TAINT] } } });
+      },
+    },
     { name: 'an Event about a pod, from node-a', send: () => agent.request('POST', `/api/v1/namespaces/${NS}/events`, { body: event('node-a', { kind: 'Pod', name: 'a-pod', namespace: NS, uid: uid['a-pod'] }) }) },
     {
       name: 'an annotated Event about a pod, from node-a (the Evicted Event names the offending containers)',
@@ -208,10 +218,10 @@ suite.test('on its own node the agent may evict, delete and mark pods, write its
   expect(aPod.metadata.deletionTimestamp).toBeDefined();
   expect(aPod.status.conditions?.find((c) => c.type === 'DisruptionTarget')?.reason).toBe('DeletionByTaintManager');
   expect((await admin.request('GET', `/api/v1/namespaces/${NS}/pods/a-pod-2`)).status).toBe(404);
-  expect((await nodeTaints(admin, 'node-a')).taints.map((t) => t.key)).toEqual([ADMIN_TAINT.key, AGENT_TAINT.key]);
+  expect((await nodeTaints(admin, 'node-a')).taints.map((t) => t.key)).toEqual([ADMIN_TAINT.key, AGENT_TAINT.key, PSI_TAINT.key]);
   const nodeA = await admin.get<{ status: { conditions: { type: string; status: string }[] } }>('/api/v1/nodes/node-a');
-  expect(nodeA.status.conditions.map((c) => `${c.type}=${c.status}`).sort()).toEqual(['Ready=True', `${PREFIX}MemoryPressure=False`]);
-  // And it may take its taint off again.
+  expect(nodeA.status.conditions.map((c) => `${c.type}=${c.status}`).sort()).toEqual(['Ready=True', `${PREFIX}KubepodsMemoryContentionPressure=True`, `${PREFIX}MemoryPressure=False`]);
+  // And it may take its taints off again.
   const tainted = await nodeTaints(admin, 'node-a');
   const removed = await agent.request('PATCH', '/api/v1/nodes/node-a', { contentType: CONTENT_TYPE.mergePatch, body: { metadata: { resourceVersion: tainted.resourceVersion }, spec: { taints: [ADMIN_TAINT] } } });
   expect(removed.status === 200 ? '' : describe(removed)).toBe('');
