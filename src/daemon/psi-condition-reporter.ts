@@ -102,7 +102,9 @@ export function psiCondition(prefix: string, step: PsiConditionStep, line: PsiLi
         type,
         status: 'Unknown',
         reason: step.reading.ok ? `Agent${name}Pending` : 'AgentPsiUnreadable',
-        message: step.reading.ok ? `kube-eviction-agent: ${what} has not yet been read for ${holdMs.set / 1000}s` : `kube-eviction-agent cannot read ${what}: ${step.reading.reason}`,
+        message: step.reading.ok
+          ? `kube-eviction-agent: ${what} not judged yet: the condition is True once every reading for ${holdMs.set / 1000}s was at or over ${limits}, False once none was`
+          : `kube-eviction-agent cannot read ${what}: ${step.reading.reason}`,
       };
   }
 }

@@ -88,6 +88,10 @@ describe('PsiConditionReporter', () => {
     s.reporter.start();
     await s.clock.stepAsync(0);
     expect([status(s, MEMORY), status(s, IO)]).toEqual(['Unknown', 'Unknown']);
+    expect(s.cluster.view.node()?.status?.conditions?.find((c) => c.type === MEMORY)).toMatchObject({
+      reason: 'AgentKubepodsMemoryContentionPressurePending',
+      message: "kube-eviction-agent: the pods' memory pressure (full) not judged yet: the condition is True once every reading for 10s was at or over avg10 >= 10% and avg60 >= 5%, False once none was",
+    });
     await s.clock.stepAsync(10_000);
     expect([status(s, MEMORY), status(s, IO)]).toEqual(['False', 'False']);
     const writesAtRest = conditionWrites(s);
