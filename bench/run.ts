@@ -17,6 +17,8 @@
 //   KEA_BENCH_RACE_VARIANTS=notifier-local KEA_BENCH_RACE_RUNS=40 npm run bench -- --part oom-race
 //                                       race only variant (a), 40 runs per rate and process count;
 //                                       the other variants' stored runs are kept
+//   KEA_BENCH_LATENCY_ITERATIONS=100 npm run bench -- --part reaction-latency
+//                                       100 reactions per scenario instead of 200
 //   KEA_BENCH_BUSY_NICE=10 npm run bench -- --part reaction-latency --out DIR
 //                                       the busy node's processes at nice 10, below the agent's 0
 

@@ -112,7 +112,13 @@ export interface ReactionLatencyData {
   readonly notifierAlone: { readonly crossings: number; readonly latency: Distribution | null; readonly arming: Distribution | null } | null;
 }
 
-const iterationsFor = (quick: boolean): number => (quick ? 10 : 200);
+/** `KEA_BENCH_LATENCY_ITERATIONS` sets the iterations per scenario (200 by default, 10 in quick mode): a run that must fit one hold of the benchmark lock. */
+export function iterationsFor(quick: boolean, raw = process.env.KEA_BENCH_LATENCY_ITERATIONS): number {
+  if (raw === undefined || raw === '') return quick ? 10 : 200;
+  const iterations = Number(raw);
+  if (!Number.isInteger(iterations) || iterations < 1 || iterations > 10_000) throw new Error(`KEA_BENCH_LATENCY_ITERATIONS: ${raw} is not a whole number from 1 to 10000`);
+  return iterations;
+}
 const crossingsFor = (quick: boolean): number => (quick ? 20 : 200);
 
 /** Creates pods idle-<from>..idle-<to - 1>, with an idle process where `hasProcess` says so (an empty cgroup otherwise). */

@@ -1,8 +1,9 @@
 // The reaction-latency benchmark's busy node at a lower priority than the agent
-// (KEA_BENCH_BUSY_NICE): the setting's bounds, and the page saying which priority was measured.
+// (KEA_BENCH_BUSY_NICE): the setting's bounds, and the page saying which priority was measured; the
+// iterations per scenario (KEA_BENCH_LATENCY_ITERATIONS) within their bounds.
 
 import type { PartResult } from '../../../bench/lib/part.js';
-import { busyNiceFromEnv, type LatencyScenario, type ReactionLatencyData } from '../../../bench/parts/reaction-latency.js';
+import { busyNiceFromEnv, iterationsFor, type LatencyScenario, type ReactionLatencyData } from '../../../bench/parts/reaction-latency.js';
 import { latencySection } from '../../../bench/report/section-latency.js';
 
 const machine = { date: '2026-12-03 12:00 UTC', os: 'Linux', cpu: 'test', cores: 2, memoryBytes: 1, node: 'v20', cgroup: 'v1', loadAverage: 1 } as unknown as PartResult['machine'];
@@ -53,4 +54,11 @@ describe('KEA_BENCH_BUSY_NICE', () => {
     // Results recorded before the setting existed ran them at the agent's priority.
     expect(page(undefined)).toContain("at the agent's own priority");
   });
+});
+
+test('KEA_BENCH_LATENCY_ITERATIONS sets the reactions per scenario within bounds, 200 (10 quick) without it', () => {
+  expect(iterationsFor(false, undefined)).toBe(200);
+  expect(iterationsFor(true, '')).toBe(10);
+  expect(iterationsFor(false, '100')).toBe(100);
+  for (const bad of ['0', '-1', '1.5', 'many', '10001']) expect(() => iterationsFor(false, bad)).toThrow(/KEA_BENCH_LATENCY_ITERATIONS/);
 });
