@@ -67,8 +67,8 @@ process.on('exit', () => {
   for (const runner of liveRunners) runner.kill('SIGTERM');
 });
 
-/** Boots a guest that runs the suite, waits for it, and reads its results. */
-export async function runGuestSuite(suite: GuestSuite, timeoutMs: number): Promise<GuestRun> {
+/** Boots a guest that runs the suite, waits for it, and reads its results; `runnerArgs` go to the runner before the command (--forward-port, --memory, --share, --env). */
+export async function runGuestSuite(suite: GuestSuite, timeoutMs: number, runnerArgs: readonly string[] = []): Promise<GuestRun> {
   const shared = mkdtempSync(join(tmpdir(), `kea-cgroup-v2-${suite.name}-`));
   const resultsPath = join(shared, 'results.json');
   const timingPath = join(shared, 'timing.json');
@@ -76,7 +76,7 @@ export async function runGuestSuite(suite: GuestSuite, timeoutMs: number): Promi
     const runner = spawn(
       'bash',
       // The guest's own timeouts scale with the host's.
-      [RUNNER, '--share', shared, '--env', `KEA_TEST_TIMEOUT_SCALE=${TIMEOUT_SCALE}`, '--timeout', String(Math.ceil(timeoutMs / 1000)), '--timing-file', timingPath, '--', process.execPath, join('dist', 'test', 'kernel', 'cgroup-v2', 'guest', 'main.js'), suite.name, resultsPath],
+      [RUNNER, ...runnerArgs, '--share', shared, '--env', `KEA_TEST_TIMEOUT_SCALE=${TIMEOUT_SCALE}`, '--timeout', String(Math.ceil(timeoutMs / 1000)), '--timing-file', timingPath, '--', process.execPath, join('dist', 'test', 'kernel', 'cgroup-v2', 'guest', 'main.js'), suite.name, resultsPath],
       { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     liveRunners.add(runner);
@@ -106,16 +106,24 @@ function formatNotes(result: CaseResult): string {
     .join(', ');
 }
 
+export interface CgroupV2SuiteOptions {
+  readonly timeoutMs: number;
+  /** Said after the suite's title, for a suite a file boots more than once (`systemd driver`). */
+  readonly variant?: string;
+  /** More runner arguments, asked for when the guest boots (after the file's other beforeAll hooks). */
+  readonly runnerArgs?: () => readonly string[];
+}
+
 /**
  * Declares the suite's jest tests: one per guest case, named as the case is, under
- * `cgroup v2: <title> (QEMU guest)`. Call once at the top level of a test file.
+ * `cgroup v2: <title> (QEMU guest)`. Call once at the top level of a test file (once per variant).
  */
-export function cgroupV2Suite(suite: GuestSuite, options: { readonly timeoutMs: number }): void {
+export function cgroupV2Suite(suite: GuestSuite, options: CgroupV2SuiteOptions): void {
   // The whole guest run, times KEA_TEST_TIMEOUT_SCALE like every timeout inside it.
   const timeoutMs = scaledTimeoutMs(options.timeoutMs);
   const unavailable = guestUnavailable();
   const required = process.env.KEA_CGROUP_V2_REQUIRED === '1';
-  const title = `cgroup v2: ${suite.title} (QEMU guest)`;
+  const title = `cgroup v2: ${suite.title}${options.variant === undefined ? '' : `, ${options.variant}`} (QEMU guest)`;
   if (unavailable !== null && !required) {
     console.log(`skipping the cgroup v2 suite "${suite.name}": ${unavailable}`);
     describe.skip(title, () => {
@@ -134,11 +142,11 @@ export function cgroupV2Suite(suite: GuestSuite, options: { readonly timeoutMs: 
       return;
     }
     try {
-      run = await runGuestSuite(suite, timeoutMs);
+      run = await runGuestSuite(suite, timeoutMs, options.runnerArgs?.() ?? []);
       const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
       const timing = run.timing === null ? 'no timing' : `boot ${seconds(run.timing.bootMs)}, suite ${seconds(run.timing.commandMs)}, total ${seconds(run.timing.totalMs)} (host wall clock)`;
       const inGuest = run.results === null ? '' : `; in the guest: loading ${seconds(run.results.loadMs)}, set-up ${seconds(run.results.setUpMs)}, cases and tear-down ${seconds(run.results.durationMs - run.results.setUpMs)}`;
-      console.log(`cgroup v2 guest, suite ${suite.name} on ${run.results?.kernel ?? 'an unknown kernel'}: ${timing}${inGuest}`);
+      console.log(`cgroup v2 guest, suite ${suite.name}${options.variant === undefined ? '' : ` (${options.variant})`} on ${run.results?.kernel ?? 'an unknown kernel'}: ${timing}${inGuest}`);
     } catch (error) {
       setUpError = error;
     }

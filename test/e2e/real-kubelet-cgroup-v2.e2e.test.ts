@@ -1,0 +1,88 @@
+// The real-kubelet scenarios on a real cgroup v2 node (root, a QEMU guest, real kube-apiserver, real
+// kubelet and containerd): the API server and etcd run here, on the machine's loopback, as for every
+// end-to-end suite; the node runs in the cgroup v2 guest (test/kernel/cgroup-v2/guest/suites/
+// real-kubelet.ts), booted once per cgroup driver (systemd, then cgroupfs) with one forwarded port
+// to the API server (scripts/cgroup-v2-guest.sh --forward-port). The guest is emulated and slow:
+// the control plane stays out of it, so the guest's two CPUs are the node's alone, and the Events
+// and pods the guest asserts on are in the same API server any other suite reads.
+// Each boot takes about 10 minutes here (docs/cgroup-v2.md, "A real kubelet on cgroup v2").
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { installAgentIdentity } from './harness/agent-identity.js';
+import { findControlPlaneBinaries, findRealNodeBinaries } from './harness/binaries.js';
+import { ControlPlane } from './harness/control-plane.js';
+import { nodeImages } from './harness/real-node.js';
+import { cgroupV2Suite } from '../kernel/cgroup-v2/guest-run.js';
+import type { CgroupDriver, GuestCluster } from '../kernel/cgroup-v2/guest/guest-kubelet-node.js';
+import { suite } from '../kernel/cgroup-v2/guest/suites/real-kubelet.js';
+
+// Both by default; KEA_CGROUP_V2_DRIVERS=systemd (or cgroupfs) boots one, for a quicker local run.
+const DRIVERS: readonly CgroupDriver[] = (process.env.KEA_CGROUP_V2_DRIVERS ?? 'systemd,cgroupfs').split(',').map((driver) => {
+  if (driver !== 'systemd' && driver !== 'cgroupfs') throw new Error(`KEA_CGROUP_V2_DRIVERS: unknown cgroup driver "${driver}" (systemd, cgroupfs)`);
+  return driver;
+});
+const nodeName = (driver: CgroupDriver): string => `v2-${driver}`;
+// The guest's memory: kubepods gets 1 GiB of it, the rest is the kubelet's, containerd's and the agent's.
+const GUEST_MEMORY_MIB = 2560;
+const GUEST_TIMEOUT_MS = 1_500_000;
+
+const controlPlane = findControlPlaneBinaries();
+const node = findRealNodeBinaries();
+const images = nodeImages();
+const missing = [controlPlane, node, images].flatMap((lookup) => (lookup.ok ? [] : [lookup.reason]));
+
+if (missing.length > 0 && process.env.KEA_E2E_REQUIRED !== '1') {
+  console.log(`skipping the real kubelet on cgroup v2: ${missing.join('; ')}`);
+  for (const driver of DRIVERS) {
+    describe.skip(`cgroup v2: ${suite.title}, ${driver} driver (QEMU guest)`, () => {
+      for (const c of suite.cases) test(c.name, () => {});
+    });
+  }
+} else {
+  let plane: ControlPlane | null = null;
+  let setUpError: Error | null = missing.length > 0 ? new Error(`KEA_E2E_REQUIRED=1 but the real kubelet on cgroup v2 cannot run: ${missing.join('; ')}`) : null;
+  const shared = mkdtempSync(join(tmpdir(), 'kea-v2-cluster-'));
+
+  beforeAll(async () => {
+    if (setUpError !== null || !controlPlane.ok || !images.ok) return;
+    try {
+      plane = await ControlPlane.start({ binaries: controlPlane.binaries, nodeNames: DRIVERS.map(nodeName) });
+      const identity = await installAgentIdentity(plane.admin());
+      const port = Number(new URL(plane.url).port);
+      for (const driver of DRIVERS) {
+        const cluster: GuestCluster = {
+          port,
+          caPem: plane.caPem,
+          adminToken: plane.credentials.adminToken,
+          nodeName: nodeName(driver),
+          nodeToken: plane.credentials.nodeTokens.get(nodeName(driver)) ?? '',
+          agentToken: identity.token,
+          imagesTar: images.binaries,
+          driver,
+        };
+        writeFileSync(join(shared, `${driver}.json`), JSON.stringify(cluster), { mode: 0o600 });
+      }
+    } catch (error) {
+      setUpError = error instanceof Error ? error : new Error(String(error));
+    }
+  }, 180_000);
+
+  afterAll(async () => {
+    await plane?.stop();
+    rmSync(shared, { recursive: true, force: true });
+  }, 60_000);
+
+  for (const driver of DRIVERS) {
+    cgroupV2Suite(suite, {
+      timeoutMs: GUEST_TIMEOUT_MS,
+      variant: `${driver} driver`,
+      runnerArgs: () => {
+        if (setUpError !== null) throw setUpError;
+        if (plane === null) throw new Error('the control plane did not start');
+        return ['--forward-port', new URL(plane.url).port, '--memory', String(GUEST_MEMORY_MIB), '--share', shared, '--env', `KEA_GUEST_CLUSTER=${join(shared, `${driver}.json`)}`];
+      },
+    });
+  }
+}

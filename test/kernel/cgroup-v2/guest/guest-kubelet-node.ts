@@ -1,0 +1,347 @@
+// A real node in the cgroup v2 guest: containerd and a real kubelet of the pinned version, either
+// as systemd services (the systemd cgroup driver, as kubeadm sets it up: systemd runs as PID 1 of a
+// PID namespace of its own over the guest's root, and containerd and the kubelet are transient units
+// it starts, so their slices and scopes are systemd's) or as plain child processes (the cgroupfs
+// driver). The kubelet registers with the host's real kube-apiserver, which the guest reaches
+// through its one forwarded port (scripts/cgroup-v2-guest.sh --forward-port), carried here from
+// 127.0.0.1:<port> so that the API server's certificate (for 127.0.0.1) holds. Its root directory is
+// a small tmpfs (disk pressure), `kubepods` gets a memory limit a leak reaches in seconds, and the
+// kernel's record of OOM kills under it is kubepods' hierarchical memory.events.
+
+import assert from 'node:assert/strict';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import type { Summary } from '../../../../src/api/summary.js';
+import { ApiClient } from '../../../e2e/harness/api-client.js';
+import { findRealNodeBinaries, type RealNodeBinaries } from '../../../e2e/harness/binaries.js';
+import { kubeconfigYaml } from '../../../e2e/harness/kubeconfig.js';
+import { PAUSE_IMAGE } from '../../../e2e/harness/real-node.js';
+import { sleep, waitFor } from '../../../e2e/harness/wait.js';
+
+export type CgroupDriver = 'systemd' | 'cgroupfs';
+
+/** What the host test hands the guest (a JSON file in the shared directory). */
+export interface GuestCluster {
+  /** The API server's port on the host's loopback, forwarded into the guest. */
+  readonly port: number;
+  readonly caPem: string;
+  readonly adminToken: string;
+  readonly nodeName: string;
+  /** The kubelet's token (system:node:<nodeName>). */
+  readonly nodeToken: string;
+  /** The agent's ServiceAccount token (deploy/daemonset.yaml's identity). */
+  readonly agentToken: string;
+  /** The node images tarball (scripts/build-node-images.sh) on the host's shared root. */
+  readonly imagesTar: string;
+  readonly driver: CgroupDriver;
+}
+
+export interface GuestKubeletOptions {
+  readonly cluster: GuestCluster;
+  readonly kubepodsLimitBytes: bigint;
+  readonly rootDirBytes: bigint;
+  readonly evictionHard: Readonly<Record<string, string>>;
+  readonly podPidsLimit: number;
+}
+
+/** The host's address for the forwarded ports, as the guest sees it. */
+const HOST_ADDRESS = '10.0.2.100';
+// Not under /tmp: systemd's boot (systemd-tmpfiles, `D /tmp`) empties the guest's /tmp. /mnt is a
+// directory of the host's root, covered here by a tmpfs of the guest's own.
+const WORK_MOUNT = '/mnt';
+const WORK = `${WORK_MOUNT}/kea-node`;
+const KUBELET_ROOT = '/var/lib/kubelet';
+const POD_LOGS = '/var/log/pods';
+const SYSTEMD_NAME = 'kea-node';
+const READ_ONLY_PORT = 10255;
+// What the kubelet would otherwise set itself (and a kubeadm node has set): the guest is throwaway.
+const KUBELET_SYSCTLS: Readonly<Record<string, string>> = { 'vm/overcommit_memory': '1', 'vm/panic_on_oom': '0', 'kernel/panic': '10', 'kernel/panic_on_oops': '1' };
+
+function memTotalBytes(): bigint {
+  const kib = /^MemTotal:\s+(\d+) kB$/m.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1];
+  assert.ok(kib !== undefined, 'no MemTotal in /proc/meminfo');
+  return BigInt(kib) * 1024n;
+}
+
+function toml(value: string): string {
+  return JSON.stringify(value);
+}
+
+function containerdConfig(binaries: RealNodeBinaries, driver: CgroupDriver): string {
+  return `version = 3
+root = ${toml(`${WORK}/containerd/root`)}
+state = ${toml(`${WORK}/containerd/state`)}
+disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.nri.v1.nri"]
+[grpc]
+  address = ${toml(`${WORK}/containerd.sock`)}
+[ttrpc]
+  address = ${toml(`${WORK}/containerd.sock.ttrpc`)}
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = ${toml(PAUSE_IMAGE)}
+[plugins."io.containerd.cri.v1.runtime"]
+  cdi_spec_dirs = []
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = [${toml(`${WORK}/cni/bin`)}]
+    conf_dir = ${toml(`${WORK}/cni/net.d`)}
+  [plugins."io.containerd.cri.v1.runtime".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      runtime_path = ${toml(binaries.containerdShim)}
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        BinaryName = ${toml(binaries.runc)}
+        SystemdCgroup = ${String(driver === 'systemd')}
+`;
+}
+
+/** Pod cgroup names: `pod<uid>` (cgroupfs) or `kubepods[-<qos>]-pod<uid with _>.slice` (systemd). */
+function podUidOf(entry: string): string | null {
+  const cgroupfs = /^pod([0-9a-f-]{32,36})$/.exec(entry);
+  if (cgroupfs !== null) return cgroupfs[1] ?? null;
+  const systemd = /^kubepods(?:-[a-z]+)?-pod([0-9a-f_]{32,36})\.slice$/.exec(entry);
+  return systemd === null ? null : (systemd[1] ?? '').replaceAll('_', '-');
+}
+
+export class GuestKubeletNode {
+  readonly cluster: GuestCluster;
+  readonly admin: ApiClient;
+  readonly url: string;
+  readonly staticPodDir = `${WORK}/manifests`;
+  readonly kubeletRootDir = KUBELET_ROOT;
+  readonly podLogsDir = POD_LOGS;
+  readonly imageFsDir = `${WORK}/containerd/root`;
+  private forwarder: Server | null = null;
+  private readonly connections = new Set<Socket>();
+  private systemdPid = 0;
+  private readonly children: ChildProcess[] = [];
+  private readonly binaries: RealNodeBinaries;
+
+  private constructor(private readonly options: GuestKubeletOptions) {
+    this.cluster = options.cluster;
+    this.url = `https://127.0.0.1:${options.cluster.port}`;
+    this.admin = new ApiClient(this.url, options.cluster.caPem, options.cluster.adminToken);
+    const found = findRealNodeBinaries();
+    if (!found.ok) throw new Error(`the real node's binaries are not built: ${found.reason}`);
+    this.binaries = found.binaries;
+  }
+
+  get driver(): CgroupDriver {
+    return this.cluster.driver;
+  }
+
+  /** kubepods in the unified hierarchy: `kubepods.slice` (systemd) or `kubepods` (cgroupfs). */
+  get kubepodsPath(): string {
+    return `/sys/fs/cgroup/${this.driver === 'systemd' ? 'kubepods.slice' : 'kubepods'}`;
+  }
+
+  static async start(options: GuestKubeletOptions): Promise<GuestKubeletNode> {
+    const node = new GuestKubeletNode(options);
+    await node.startAll();
+    return node;
+  }
+
+  private async startAll(): Promise<void> {
+    const o = this.options;
+    await this.forwardApiServer();
+    // containerd's overlayfs snapshotter: the module is not in the guest's initramfs, but the
+    // kernel's own modules are on the shared root.
+    execFileSync('modprobe', ['overlay']);
+    // Mounts first: systemd's mount namespace is a copy of this one, taken when it starts.
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${o.rootDirBytes},mode=0755`, 'kea-kubelet-root', KUBELET_ROOT]);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64m,mode=0755', 'kea-var-log', '/var/log']);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=768m,mode=0755', 'kea-node', WORK_MOUNT]);
+    for (const dir of ['containerd/root', 'containerd/state', 'cni/bin', 'cni/net.d', 'manifests', 'volume-plugins', 'kubelet-pki', POD_LOGS]) mkdirSync(dir.startsWith('/') ? dir : join(WORK, dir), { recursive: true });
+    for (const [entry, value] of Object.entries(KUBELET_SYSCTLS)) writeFileSync(`/proc/sys/${entry}`, value);
+    writeFileSync(`${WORK}/cni/net.d/10-loopback.conflist`, JSON.stringify({ cniVersion: '1.0.0', name: 'kea-loopback', plugins: [{ type: 'loopback' }] }));
+    writeFileSync(`${WORK}/containerd.toml`, containerdConfig(this.binaries, this.driver));
+    writeFileSync(`${WORK}/kubelet.kubeconfig`, kubeconfigYaml({ server: this.url, caPem: this.cluster.caPem, token: this.cluster.nodeToken, user: `system:node:${this.cluster.nodeName}` }), { mode: 0o600 });
+    writeFileSync(`${WORK}/kubelet.yaml`, stringify(this.kubeletConfig()));
+    if (this.driver === 'systemd') await this.startSystemd();
+    const path = `${process.env.PATH ?? ''}:/usr/sbin:/sbin`;
+    this.startService('containerd', [this.binaries.containerd, '--config', `${WORK}/containerd.toml`], { PATH: path });
+    await waitFor(() => existsSync(`${WORK}/containerd.sock`), { what: 'containerd to listen', timeoutMs: 120_000, intervalMs: 200, abortIf: () => this.exited('containerd') });
+    // The images are imported, never pulled (no registry is reachable).
+    execFileSync(this.binaries.ctr, ['--address', `${WORK}/containerd.sock`, '-n', 'k8s.io', 'images', 'import', '--all-platforms', this.cluster.imagesTar], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 300_000 });
+    this.startService('kubelet', [this.binaries.kubelet, `--config=${WORK}/kubelet.yaml`, `--kubeconfig=${WORK}/kubelet.kubeconfig`, `--root-dir=${KUBELET_ROOT}`, `--cert-dir=${WORK}/kubelet-pki`, `--hostname-override=${this.cluster.nodeName}`, '--v=2'], { PATH: path });
+    await waitFor(
+      async () => {
+        const answer = await this.admin.request<{ status?: { conditions?: { type: string; status: string }[] } }>('GET', `/api/v1/nodes/${this.cluster.nodeName}`);
+        return answer.status === 200 && answer.body.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+      },
+      { what: `the kubelet's Node ${this.cluster.nodeName} Ready`, timeoutMs: 240_000, intervalMs: 500, abortIf: () => this.exited('kubelet') },
+    );
+  }
+
+  private kubeletConfig(): Record<string, unknown> {
+    const o = this.options;
+    const systemReservedBytes = memTotalBytes() - o.kubepodsLimitBytes;
+    assert.ok(systemReservedBytes > 0n, 'the guest has less memory than the kubepods limit');
+    return {
+      apiVersion: 'kubelet.config.k8s.io/v1beta1',
+      kind: 'KubeletConfiguration',
+      address: '127.0.0.1',
+      port: 10250,
+      readOnlyPort: READ_ONLY_PORT,
+      healthzBindAddress: '127.0.0.1',
+      authentication: { anonymous: { enabled: true }, webhook: { enabled: false } },
+      authorization: { mode: 'AlwaysAllow' },
+      containerRuntimeEndpoint: `unix://${WORK}/containerd.sock`,
+      cgroupDriver: this.driver,
+      cgroupsPerQOS: true,
+      failSwapOn: false,
+      enforceNodeAllocatable: ['pods'],
+      systemReserved: { memory: `${systemReservedBytes / 1024n}Ki` },
+      evictionHard: o.evictionHard,
+      evictionPressureTransitionPeriod: '5s',
+      podPidsLimit: o.podPidsLimit,
+      maxPods: 30,
+      staticPodPath: this.staticPodDir,
+      fileCheckFrequency: '1s',
+      podLogsDir: POD_LOGS,
+      volumePluginDir: `${WORK}/volume-plugins`,
+      imageGCHighThresholdPercent: 100,
+      imageGCLowThresholdPercent: 99,
+      serializeImagePulls: false,
+      containerLogMaxSize: '1Mi',
+      containerLogMaxFiles: 2,
+      shutdownGracePeriod: '0s',
+      protectKernelDefaults: false,
+    };
+  }
+
+  // The guest's 127.0.0.1:<port> carried to the host's, through the forwarded address.
+  private async forwardApiServer(): Promise<void> {
+    const { port } = this.cluster;
+    const server = createServer((client) => {
+      const upstream = createConnection(port, HOST_ADDRESS);
+      this.connections.add(client).add(upstream);
+      client.once('close', () => this.connections.delete(client));
+      upstream.once('close', () => this.connections.delete(upstream));
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => resolve());
+    });
+    this.forwarder = server;
+  }
+
+  // systemd as PID 1 of a PID namespace of its own, over the guest's root (docs/cgroup-v2.md).
+  private async startSystemd(): Promise<void> {
+    const log = openSync(`${WORK}/systemd.log`, 'w');
+    const child = spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', 'env', `container=${SYSTEMD_NAME}`, '/lib/systemd/systemd', '--system', '--log-target=kmsg', '--unit=multi-user.target'], { stdio: ['ignore', log, log] });
+    this.children.push(child);
+    // The child of unshare is PID 1 in the new namespace.
+    const pid = await waitFor(() => {
+      const children = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
+      return children === '' ? undefined : Number(children.split(' ')[0]);
+    }, { what: 'systemd to start', timeoutMs: 30_000, intervalMs: 100 });
+    this.systemdPid = pid;
+    await waitFor(() => {
+      const state = this.systemctl(['is-system-running']).stdout.trim();
+      return ['running', 'degraded'].includes(state) ? state : undefined;
+    }, { what: 'systemd to finish starting (running or degraded)', timeoutMs: 180_000, intervalMs: 1000 });
+    assert.ok(existsSync('/run/dbus/system_bus_socket'), "systemd's D-Bus socket is missing");
+  }
+
+  /** Runs a systemd tool inside systemd's namespaces and root. */
+  systemctl(args: readonly string[], tool = 'systemctl'): { status: number | null; stdout: string; stderr: string } {
+    const done = spawnSync('nsenter', ['-t', String(this.systemdPid), '-m', '-p', '-r', '-w', '--', 'env', 'SYSTEMD_IGNORE_CHROOT=1', tool, ...args], { encoding: 'utf8', timeout: 60_000 });
+    return { status: done.status, stdout: done.stdout ?? '', stderr: done.stderr ?? '' };
+  }
+
+  // A service: a transient systemd unit (Delegate, as their packaged units have), or a child process.
+  private startService(name: string, argv: readonly string[], env: Readonly<Record<string, string>>): void {
+    const logFile = `${WORK}/${name}.log`;
+    if (this.driver === 'systemd') {
+      const done = this.systemctl(
+        [`--unit=${name}`, '--property=Delegate=yes', '--property=KillMode=process', `--property=StandardOutput=append:${logFile}`, `--property=StandardError=append:${logFile}`, ...Object.entries(env).map(([k, v]) => `--setenv=${k}=${v}`), '--', ...argv],
+        'systemd-run',
+      );
+      assert.equal(done.status, 0, `systemd-run ${name}: ${done.stderr}`);
+      return;
+    }
+    const log = openSync(logFile, 'w');
+    const [command, ...args] = argv;
+    this.children.push(Object.assign(spawn(command as string, args, { stdio: ['ignore', log, log], env: { ...process.env, ...env } }), { kea: name }));
+  }
+
+  // Why a service is gone, or null while it runs.
+  private exited(name: string): string | null {
+    if (this.driver === 'systemd') {
+      const state = this.systemctl(['is-active', name]).stdout.trim();
+      if (state === 'active' || state === 'activating') return null;
+      const status = this.systemctl(['status', '--no-pager', '--full', name]).stdout;
+      return `${name} is ${state}: ${status.slice(-1500)}\n${this.log(name).slice(-2000)}`;
+    }
+    const child = this.children.find((c) => (c as ChildProcess & { kea?: string }).kea === name);
+    return child === undefined || child.exitCode === null ? null : `${name} exited ${child.exitCode}: ${this.log(name).slice(-2000)}`;
+  }
+
+  /** A service's log. */
+  log(name: string): string {
+    try {
+      return readFileSync(`${WORK}/${name}.log`, 'utf8');
+    } catch {
+      return '';
+    }
+  }
+
+  /** The kubelet's own Summary from its read-only port. */
+  async summary(): Promise<Summary> {
+    const response = await fetch(`http://127.0.0.1:${READ_ONLY_PORT}/stats/summary`);
+    assert.equal(response.status, 200, "the kubelet's /stats/summary");
+    return (await response.json()) as Summary;
+  }
+
+  /** The kernel's OOM kills in kubepods and below (cgroup v2's memory.events is hierarchical). */
+  kubepodsOomKills(): number {
+    return Number(/^oom_kill (\d+)$/m.exec(readFileSync(join(this.kubepodsPath, 'memory.events'), 'utf8'))?.[1] ?? NaN);
+  }
+
+  /** kubepods' memory.current (memory.peak cannot be reset on this kernel: it counts from the boot). */
+  kubepodsCurrentBytes(): number {
+    return Number(readFileSync(join(this.kubepodsPath, 'memory.current'), 'utf8'));
+  }
+
+  /** The pod cgroups under kubepods, any QoS class, by pod UID, with their paths. */
+  podCgroups(): Map<string, string> {
+    const found = new Map<string, string>();
+    const visit = (dir: string, depth: number): void => {
+      if (!existsSync(dir)) return;
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        if (!entry.isDirectory()) continue;
+        const uid = podUidOf(entry.name);
+        if (uid !== null) found.set(uid, join(dir, entry.name));
+        else if (depth === 0) visit(join(dir, entry.name), 1);
+      }
+    };
+    visit(this.kubepodsPath, 0);
+    return found;
+  }
+
+  /** Stops the kubelet, the pods, containerd and systemd; the guest powers off after. */
+  async stop(): Promise<void> {
+    if (this.driver === 'systemd' && this.systemdPid !== 0) {
+      for (const unit of ['kubelet', 'containerd']) this.systemctl(['stop', unit]);
+    }
+    for (const child of [...this.children].reverse()) {
+      child.kill('SIGTERM');
+      for (let i = 0; i < 100 && child.exitCode === null && child.signalCode === null; i++) await sleep(100);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+    // The pods' processes outlive containerd (their shims are their parents): end them by cgroup.
+    if (existsSync(join(this.kubepodsPath, 'cgroup.kill'))) writeFileSync(join(this.kubepodsPath, 'cgroup.kill'), '1');
+    // Connections still open (keep-alive clients) would hold close() forever.
+    const closed = new Promise<void>((resolve) => (this.forwarder === null ? resolve() : this.forwarder.close(() => resolve())));
+    for (const socket of this.connections) socket.destroy();
+    await closed;
+  }
+}
