@@ -10,6 +10,24 @@ import { fakeCluster, type FakeCluster } from '../../fakes/fake-cluster.js';
 import { FakeNotifier, FakeObserver, FakeTerminator, memorySummary } from '../../fakes/fake-node.js';
 import { TEST_HOST, testNode } from '../../fixtures/host-identity.js';
 import { makePod } from '../../fixtures/pods.js';
+import type { KernelOomKill, OomKillWatcher } from '../../../src/daemon/ports.js';
+
+// Stands in for the kernel OOM kill watcher: the test reports kills through `kill`.
+class FakeOomKills implements OomKillWatcher {
+  private onKill: ((kill: KernelOomKill) => void) | null = null;
+  sources(): readonly [] {
+    return [];
+  }
+  start(onKill: (kill: KernelOomKill) => void): void {
+    this.onKill = onKill;
+  }
+  async stop(): Promise<void> {
+    this.onKill = null;
+  }
+  kill(atMs: number, constraint: 'CONSTRAINT_NONE' | 'CONSTRAINT_MEMCG'): void {
+    this.onKill?.({ atMs, detectedAtMs: atMs, source: 'kernel-log', oomSignalledAtMs: null, constraint, scope: constraint === 'CONSTRAINT_NONE' ? 'node' : 'memcg', victim: null, oomCgroup: null, oomCgroupInferred: false, pid: 4242, process: 'leak', rssBytes: null });
+  }
+}
 
 const Mi = 1024 ** 2;
 const Gi = 1024 ** 3;
@@ -32,6 +50,7 @@ interface Harness {
   cluster: FakeCluster;
   notifier: FakeNotifier;
   agent: RunningAgent;
+  oomKills: FakeOomKills;
   setAvailable(bytes: number): void;
 }
 
@@ -47,12 +66,13 @@ async function start(options: { dryRun?: boolean } = {}): Promise<Harness> {
   };
   setAvailable(4 * Gi);
   const view = Object.assign(cluster.view, { start: async () => {}, stop: async () => {} });
+  const oomKills = new FakeOomKills();
   const agent = await startAgent(
     { config: parseConfigText(CONFIG, 'test.yaml'), nodeName: 'node-a', reload: null, dryRun: options.dryRun, serverPort: 0 },
-    { cluster: view, actions: cluster.actions, events: cluster.events, nodeReporter: cluster.reporter, observer, notifier, terminator: new FakeTerminator(), hostIdentity: TEST_HOST, clock, logger: new RecordingLogger() },
+    { cluster: view, actions: cluster.actions, events: cluster.events, nodeReporter: cluster.reporter, observer, notifier, terminator: new FakeTerminator(), hostIdentity: TEST_HOST, clock, logger: new RecordingLogger(), oomKills },
   );
   await flushMicrotasks();
-  return { clock, cluster, notifier, agent, setAvailable };
+  return { clock, cluster, notifier, agent, oomKills, setAvailable };
 }
 
 let harness: Harness | null = null;
@@ -137,6 +157,25 @@ describe('eviction outcomes in the running agent', () => {
     expect(outcome?.message).toContain('re-triggered +10000 ms');
     expect(await metric(h.agent, 'kube_eviction_agent_eviction_outcomes_total')).toContain('result="under-eviction"} 1');
     expect(await metric(h.agent, 'kube_eviction_agent_eviction_retriggers_total')).toContain('kube_eviction_agent_eviction_retriggers_total{signal="memory.available"} 1');
+  });
+
+  test('a node-wide kernel OOM kill within the window is counted, a container limit kill is not', async () => {
+    harness = await start();
+    const h = harness;
+    await crossing(h, 300 * Mi);
+    await h.clock.stepAsync(500);
+    h.oomKills.kill(h.clock.nowMs(), 'CONSTRAINT_NONE');
+    h.oomKills.kill(h.clock.nowMs(), 'CONSTRAINT_MEMCG');
+    await flushMicrotasks();
+    await h.clock.stepAsync(1500);
+    h.cluster.view.removePod('default', 'leaky');
+    await crossing(h, 3 * Gi);
+    await h.clock.stepAsync(10_000);
+    await flushMicrotasks();
+    const outcome = h.cluster.events.events.find((e) => e.reason === 'EvictionOutcome' && e.object === 'node');
+    expect(outcome?.type).toBe('Warning');
+    expect(outcome?.message).toMatch(/; 1 kernel OOM kill meanwhile$/);
+    expect(await metric(h.agent, 'kube_eviction_agent_eviction_outcome_kernel_oom_kills_total{signal="memory.available"}')).toBe('kube_eviction_agent_eviction_outcome_kernel_oom_kills_total{signal="memory.available"} 1');
   });
 
   test('a dry run evicts nothing and so reports no outcome', async () => {
