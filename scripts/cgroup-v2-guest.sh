@@ -270,7 +270,7 @@ done
 # on this machine, its stdin and stdout the connection) that carries it to 127.0.0.1:PORT.
 net_args=()
 if ((${#forward_ports[@]} > 0)); then
-  relay="$script_dir/lib/guest-port-relay.cjs"
+  relay="$script_dir/lib/guest-port-relay.mjs"
   node_bin="$(command -v node)" || die '--forward-port needs node on PATH (the relay)'
   [[ "$relay$node_bin" != *[,[:space:]]* ]] || die "the relay's path must not contain commas or spaces: $node_bin $relay"
   netdev='user,id=net0,restrict=on,ipv6=off,net=10.0.2.0/24,host=10.0.2.2'
