@@ -8,6 +8,8 @@
 // reads a pod every 100 ms throughout. Writes bench/results/fleet-<N>.json, then regenerates
 // docs/scale.md and its plots from every stored result (`--report-only`: only that).
 // Everything started (etcd, kube-apiserver, workers) is stopped at the end, also on failure.
+// KEA_FLEET_LOCK=/tmp/kea-heavy.lock: the set-up runs under that lock shared, the measured phases
+// (at rest, the storms, the restart) under it exclusively.
 
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -26,6 +28,7 @@ import { createFleetObjects, FLEET_NAMESPACE, fleetNodeName, fleetPodName, Fleet
 import { LEAKER_LABEL } from '../test/e2e/harness/fleet-host.js';
 import { applyObject, objectPath, type ManifestObject } from '../test/e2e/harness/manifest.js';
 import { metricValue } from '../test/e2e/harness/metric-value.js';
+import { holdLock } from './lib/heavy-lock.js';
 import { percentile } from './lib/stats.js';
 import { writeScalePage, type FleetResult, type StormResult } from './report/scale-page.js';
 
@@ -247,6 +250,8 @@ async function main(): Promise<void> {
   const nodeCount = Number(nodesArg >= 0 ? argv[nodesArg + 1] : '100');
   if (!Number.isInteger(nodeCount) || nodeCount < 1) throw new Error(`--nodes needs a positive integer, got ${argv[nodesArg + 1]}`);
   const restMs = Number(process.env.KEA_FLEET_REST_S ?? '600') * 1000;
+  const lockFile = process.env.KEA_FLEET_LOCK;
+  let release: (() => Promise<void>) | null = lockFile === undefined ? null : await holdLock(lockFile, 'shared');
   const binaries = findControlPlaneBinaries();
   if (!binaries.ok) throw new Error(`the fleet bench needs the control plane's binaries: ${binaries.reason} (source /tmp/kea-env.sh)`);
   const plane = await ControlPlane.start({ binaries: binaries.binaries, nodeNames: [KUBELET_NODE], auditLog: true });
@@ -279,6 +284,13 @@ async function main(): Promise<void> {
     say(`${nodeCount} agents started in ${processes} processes in ${Math.round(startupS)} s`);
     // Start-up's own requests (the conditions, the taint check) are over.
     await sleep(20_000);
+    if (lockFile !== undefined) {
+      await release?.();
+      say(`waiting for ${lockFile} (exclusive)`);
+      release = await holdLock(lockFile, 'exclusive');
+      say(`${lockFile} held exclusively`);
+      await sleep(5_000);
+    }
 
     // At rest.
     const restFrom = readAuditLog(plane.auditLogFile as string).nextByte;
@@ -378,6 +390,7 @@ async function main(): Promise<void> {
     writeScalePage(repoRoot, loadResults());
     say(`wrote bench/results/fleet-${nodeCount}.json and docs/scale.md`);
   } finally {
+    await release?.();
     await second?.stop();
     await Promise.all(workers.map((w) => w.ask({ type: 'stop' }, 'stopped').catch(() => undefined)));
     for (const w of workers) w.child.kill('SIGKILL');

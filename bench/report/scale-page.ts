@@ -105,6 +105,12 @@ export function writeScalePage(repoRoot: string, results: readonly FleetResult[]
   lines.push('log\'s (received to answered), APF figures the API server\'s `apiserver_flowcontrol_*`. A second client, of another');
   lines.push('ServiceAccount (APF\'s `service-accounts` schema), reads one pod every 100 ms throughout.');
   lines.push('');
+  lines.push('The agents run 250 to a process (bench/workers/fleet-worker.ts): a process holds one copy of the Kubernetes client');
+  lines.push('library (its import alone is about 75 MB), and 250 agents\' housekeeping passes (one every 10 s each, 25 a second) leave');
+  lines.push('its event loop mostly idle; one process per agent would measure 1,000 copies of Node.js rather than the agent. "RSS');
+  lines.push('/agent" is what the processes grew by once their agents ran, divided by N. The rest window is 10 minutes unless the');
+  lines.push('table says otherwise (a shorter one was taken where the time to measure was short; the window column says which).');
+  lines.push('');
   if (results.length === 0) {
     lines.push('No result is stored yet: run `npm run bench:fleet -- --nodes 100`.');
     writeFileSync(join(docs, 'scale.md'), `${lines.join('\n')}\n`);
