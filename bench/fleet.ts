@@ -85,7 +85,7 @@ async function allStats(workers: readonly Worker[]): Promise<WorkerStats[]> {
 function chartFlowControl(serviceAccount: string, namespace: string): ManifestObject[] {
   const helm = process.env.KEA_HELM_BIN;
   if (helm === undefined || !existsSync(helm)) throw new Error('KEA_HELM_BIN is not set: source /tmp/kea-env.sh (the FlowSchema is rendered from deploy/chart)');
-  const text = execFileSync(helm, ['template', 'fleet', join(repoRoot, 'deploy', 'chart'), '--namespace', namespace, '--set', `fullnameOverride=${serviceAccount}`, '--show-only', 'templates/flowcontrol.yaml'], { encoding: 'utf8' });
+  const text = execFileSync(helm, ['template', 'fleet', join(repoRoot, 'deploy', 'chart'), '--namespace', namespace, '--set', `fullnameOverride=${serviceAccount}`, '--set', 'flowControl.enabled=true', '--show-only', 'templates/flowcontrol.yaml'], { encoding: 'utf8' });
   return parseAllDocuments(text).map((d) => d.toJS() as ManifestObject).filter((o) => o !== null);
 }
 

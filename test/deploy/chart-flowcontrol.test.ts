@@ -1,7 +1,7 @@
-// The chart's API Priority and Fairness objects (templates/flowcontrol.yaml, real helm): on by
-// default, a FlowSchema that sends the release's ServiceAccount, and only it, to a
+// The chart's API Priority and Fairness objects (templates/flowcontrol.yaml, real helm): off by
+// default (docs/scale.md says why); turned on, a FlowSchema that sends the release's ServiceAccount, and only it, to a
 // PriorityLevelConfiguration of its own, each value of `flowControl` where it belongs, nothing
-// with `flowControl.enabled: false`, and the schema refusing what the API server would. The
+// by default, and the schema refusing what the API server would. The
 // objects pass the API server's own validation in test/e2e/chart.e2e.test.ts, and the fleet suite
 // (test/e2e/fleet.e2e.test.ts) sees the agents' requests dispatched under them.
 
@@ -11,10 +11,10 @@ import type { KubeObject } from './manifest.js';
 const helmTest = HELM_SKIP_REASON === null ? test : test.skip;
 if (HELM_SKIP_REASON !== null) console.log(`skipped: the chart's flow control tests: ${HELM_SKIP_REASON}`);
 
-const flowControl = (args: readonly string[] = []): KubeObject[] => renderChart(args).filter((o) => String(o.apiVersion).startsWith('flowcontrol.apiserver.k8s.io/'));
+const flowControl = (args: readonly string[] = []): KubeObject[] => renderChart(['--set', 'flowControl.enabled=true', ...args]).filter((o) => String(o.apiVersion).startsWith('flowcontrol.apiserver.k8s.io/'));
 
 describe('the chart\'s FlowSchema and PriorityLevelConfiguration (real helm)', () => {
-  helmTest('by default: the release\'s ServiceAccount, every request of it, on a queued level of its own ahead of the service-account schemas', () => {
+  helmTest('turned on: the release\'s ServiceAccount, every request of it, on a queued level of its own ahead of the service-account schemas', () => {
     const objects = flowControl();
     expect(objects.map((o) => `${o.apiVersion} ${o.kind}`).sort()).toEqual(['flowcontrol.apiserver.k8s.io/v1 FlowSchema', 'flowcontrol.apiserver.k8s.io/v1 PriorityLevelConfiguration']);
     const schema = objects.find((o) => o.kind === 'FlowSchema') as KubeObject;
@@ -40,8 +40,8 @@ describe('the chart\'s FlowSchema and PriorityLevelConfiguration (real helm)', (
     expect(level.spec.limited).toEqual({ nominalConcurrencyShares: 40, lendablePercent: 0, limitResponse: { type: 'Queue', queuing: { queues: 128, handSize: 8, queueLengthLimit: 200 } } });
   });
 
-  helmTest('flowControl.enabled: false renders neither object', () => {
-    expect(flowControl(['--set', 'flowControl.enabled=false'])).toEqual([]);
+  helmTest('by default (flowControl.enabled: false) neither object is rendered', () => {
+    expect(renderChart().filter((o) => String(o.apiVersion).startsWith('flowcontrol.apiserver.k8s.io/'))).toEqual([]);
   });
 
   helmTest.each([

@@ -28,10 +28,9 @@ const loaded: LoadedConfig = parseConfigText(config.text, `${MANIFEST_PATH} Conf
 const mib = (n: number): ReturnType<typeof parseQuantity> => parseQuantity(`${n}Mi`);
 
 describe('deploy/daemonset.yaml documents', () => {
-  // In Helm's install order (the manifest is the chart rendered): what others refer to comes first;
-  // kinds Helm does not order (the flow control objects) come last.
-  test('holds the Namespace, NetworkPolicy, ServiceAccount, ConfigMap, ClusterRole, ClusterRoleBinding, the headless Service, DaemonSet and the flow control objects, namespace first', () => {
-    expect(manifest.documents.map((d) => d.kind)).toEqual(['Namespace', 'NetworkPolicy', 'ServiceAccount', 'ConfigMap', 'ClusterRole', 'ClusterRoleBinding', 'Service', 'DaemonSet', 'FlowSchema', 'PriorityLevelConfiguration']);
+  // In Helm's install order (the manifest is the chart rendered): what others refer to comes first.
+  test('holds the Namespace, NetworkPolicy, ServiceAccount, ConfigMap, ClusterRole, ClusterRoleBinding, the headless Service and DaemonSet, namespace first', () => {
+    expect(manifest.documents.map((d) => d.kind)).toEqual(['Namespace', 'NetworkPolicy', 'ServiceAccount', 'ConfigMap', 'ClusterRole', 'ClusterRoleBinding', 'Service', 'DaemonSet']);
   });
 
   // The field check reads the version, not the group: the groups are pinned here.
@@ -45,8 +44,6 @@ describe('deploy/daemonset.yaml documents', () => {
       'ClusterRoleBinding rbac.authorization.k8s.io/v1',
       'Service v1',
       'DaemonSet apps/v1',
-      'FlowSchema flowcontrol.apiserver.k8s.io/v1',
-      'PriorityLevelConfiguration flowcontrol.apiserver.k8s.io/v1',
     ]);
   });
 

@@ -29,7 +29,7 @@ const suite = e2eSuite({ nodeNames: [], auditLog: true });
 // The chart's FlowSchema and PriorityLevelConfiguration as `helm template` renders them for the
 // release whose ServiceAccount the suite's agents run as (deploy/daemonset.yaml's, the same names).
 function chartFlowControl(extraArgs: readonly string[] = []): ManifestObject[] {
-  return renderChart(['--show-only', 'templates/flowcontrol.yaml', ...extraArgs]) as ManifestObject[];
+  return renderChart(['--show-only', 'templates/flowcontrol.yaml', '--set', 'flowControl.enabled=true', ...extraArgs]) as ManifestObject[];
 }
 
 // Without helm (KEA_HELM_BIN) the FlowSchema cannot be rendered: skipped, with the reason, but in CI.
