@@ -152,10 +152,10 @@ export class EvictionExecutor {
    * A pod evicted for a hard threshold that has not freed what it holds within the escalation
    * timeout: the next decision passes it over. Said once per pod: log, Event, metric.
    */
-  reportEscalation(pod: Pod, signal: string, elapsedMs: number, localKill: boolean): void {
+  reportEscalation(pod: Pod, signal: string, elapsedMs: number, localKill: boolean, volumesLeft = false): void {
     const kind = localKill ? 'local' : 'api';
     this.deps.metrics.escalations.inc({ signal, kind });
-    const held = localKill ? 'its processes are still in its cgroup' : 'it is still on the API server';
+    const held = localKill ? 'its processes are still in its cgroup' : volumesLeft ? 'its volumes are still on the kubelet\'s root directory' : 'it is still on the API server';
     const message = `Evicted ${Math.round(elapsedMs)} ms ago for ${signal} and ${held}: the next ranked pod is evicted instead of waiting for it`;
     this.log.warn('escalating past a pod that has not freed its resources', { pod: podKey(pod), signal, elapsedMs: Math.round(elapsedMs), kind });
     if (!this.settings.dryRun) this.recordPodEvent(pod, { type: 'Warning', reason: 'EvictionEscalated', message });

@@ -7,8 +7,10 @@
 // After an eviction it waits, at most the pod cleanup timeout, polling every second, until the
 // evicted pods are gone before evicting again, except to escalate to a hard eviction, and never
 // while a pod ended locally still has processes, nor on figures observed before they were gone
-// (the kubelet's wait for pod cleanup, on local evidence: its pod cgroup removed). A pod evicted for a
-// hard threshold holds the next decision up at most its grace period and the escalation timeout:
+// (the kubelet's wait for pod cleanup, on local evidence: its pod cgroup removed, its volumes gone
+// from the kubelet's root; a pod reported Failed, or gone from the API, may still hold its emptyDir).
+// A pod evicted for a hard threshold holds the next decision up (on the pressure it relieves) at most
+// its grace period and the escalation timeout:
 // past them, still holding its memory (or still there), it is passed over and the next ranked pod is
 // evicted (escalation.md).
 // Reporting the node's conditions never holds the loop up. All waiting goes through the injected clock.
@@ -16,7 +18,7 @@
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import { podKey, type Pod } from '../api/pod.js';
-import { NODE_CONDITIONS } from '../api/signals.js';
+import { isSignal, NODE_CONDITIONS, signalToNodeCondition, type NodeConditionType } from '../api/signals.js';
 import { isHardEvictionThreshold, type Threshold } from '../api/threshold.js';
 import { errorMessage } from '../errors.js';
 import type { EvictionManager } from '../eviction/manager.js';
@@ -83,8 +85,18 @@ interface AwaitedPod {
   readonly graceMs: number;
   readonly hard: boolean;
   readonly signal: string;
+  /** The pressure its eviction relieves (a local-storage limit's: disk); a decision on the same one waits for its cleanup. */
+  readonly relieves: NodeConditionType | null;
+  /** Its volumes were seen gone from the kubelet's root (or cannot be looked for): they never come back. */
+  volumesGone: boolean;
   /** Passed over once already: it no longer holds anything up, and is reported once. */
   escalated: boolean;
+}
+
+// The node condition a pressure signal reports; a local-storage limit frees the node's disk.
+function relievedCondition(signal: string): NodeConditionType | null {
+  if (isSignal(signal)) return signalToNodeCondition[signal];
+  return signal.endsWith('.limit') ? 'DiskPressure' : null;
 }
 
 // The kubelet's "active pods": bound to this node and not terminal.
@@ -113,6 +125,8 @@ export class EvictionLoop {
   private localKillCount = 0;
   /** A decision was deferred for a local kill: a pass follows as soon as its processes are gone. */
   private recheckAfterLocalKill = false;
+  /** A decision was deferred for an evicted pod's cleanup: a pass follows as soon as it is cleaned up. */
+  private recheckAfterCleanup = false;
   /** Node status reporting, beside the loop: the one in flight, and the latest result waiting for it. */
   private reporting: Promise<void> | null = null;
   private toReport: { result: SynchronizeResult; trigger: SyncTrigger } | null = null;
@@ -226,6 +240,8 @@ export class EvictionLoop {
         localKill,
         endsByMs: nowMs + gracePeriodMs + LOCAL_KILL_SLACK_MS,
         processesGone: false,
+        volumesGone: false,
+        relieves: relievedCondition(reason.signal),
         ...reason,
         ...(kept ?? { evictedAtMs: nowMs, graceMs: gracePeriodMs, escalated: false }),
       });
@@ -263,7 +279,7 @@ export class EvictionLoop {
     const present = new Set(this.deps.cluster.pods().map((p) => p.metadata.uid));
     for (const [uid, awaited] of this.awaiting.pods) {
       if (!this.pastEscalation(awaited, nowMs)) continue;
-      if (awaited.localKill ? !this.processesGone(awaited, nowMs) : present.has(uid)) stuck.set(uid, awaited);
+      if (awaited.localKill ? !this.processesGone(awaited, nowMs) : present.has(uid) || !this.volumesGone(awaited)) stuck.set(uid, awaited);
     }
     return stuck;
   }
@@ -283,7 +299,8 @@ export class EvictionLoop {
     for (const awaited of stuck.values()) {
       if (awaited.escalated) continue;
       awaited.escalated = true;
-      this.deps.executor.reportEscalation(awaited.pod, awaited.signal, nowMs - awaited.evictedAtMs, awaited.localKill);
+      const inApi = this.deps.cluster.pods().some((p) => p.metadata.uid === awaited.pod.metadata.uid);
+      this.deps.executor.reportEscalation(awaited.pod, awaited.signal, nowMs - awaited.evictedAtMs, awaited.localKill, !awaited.localKill && !inApi && !awaited.volumesGone);
     }
   }
 
@@ -297,6 +314,43 @@ export class EvictionLoop {
       if (processes === 0) this.deps.outcomes?.podGone(awaited.pod.metadata.uid ?? podKey(awaited.pod), nowMs);
     }
     return awaited.processesGone;
+  }
+
+  // Whether an awaited pod's volumes are gone from the kubelet's root (the kubelet's podVolumesExist):
+  // an emptyDir's files hold their space until the kubelet has removed them, which it may do after
+  // the pod has left the API server (a deletion with grace 0) or after it was reported Failed.
+  private volumesGone(awaited: AwaitedPod): boolean {
+    if (awaited.volumesGone) return true;
+    // Where the source cannot tell, the API server's view is all there is.
+    if (this.deps.observer.podVolumesPresent?.(awaited.pod) === true) return false;
+    awaited.volumesGone = true;
+    return true;
+  }
+
+  // The pods evicted through the API for a hard threshold (or a local-storage limit) whose cleanup is
+  // not yet seen (still on the API server, in whatever phase, or their volumes still on the kubelet's
+  // root) and that are not past the escalation timeout: the kubelet waits for their cleanup before it
+  // evicts again, so a decision on the pressure they relieve waits too. (A pod ended locally holds the
+  // decision until its processes are gone, see localKillInProgress.)
+  private awaitingCleanup(nowMs: number, condition: NodeConditionType | null): AwaitedPod[] {
+    if (this.awaiting === null || nowMs >= this.awaiting.untilMs) return [];
+    const present = new Set(this.deps.cluster.pods().map((p) => p.metadata.uid));
+    const held: AwaitedPod[] = [];
+    for (const [uid, awaited] of this.awaiting.pods) {
+      if (!awaited.hard || awaited.localKill || this.pastEscalation(awaited, nowMs)) continue;
+      if (condition !== null && awaited.relieves !== null && awaited.relieves !== condition) continue;
+      if (present.has(uid) || !this.volumesGone(awaited)) held.push(awaited);
+    }
+    return held;
+  }
+
+  // The pods a decision on `signal` waits for: those not cleaned up when its figures were read, or
+  // still not now, for the same pressure.
+  private heldForCleanup(whenObserving: readonly AwaitedPod[], nowMs: number, signal: string): AwaitedPod[] {
+    const condition = relievedCondition(signal);
+    const now = this.awaitingCleanup(nowMs, condition);
+    const earlier = whenObserving.filter((a) => !this.pastEscalation(a, nowMs) && (condition === null || a.relieves === null || a.relieves === condition));
+    return [...new Set([...earlier, ...now])];
   }
 
   private async run(): Promise<void> {
@@ -331,13 +385,15 @@ export class EvictionLoop {
 
     if (this.awaiting !== null) {
       // A pod gone from the API is cleaned up, except one ended here whose processes are not yet
-      // gone (the kubelet deletes a pod only after removing its cgroup; a stand-in may not).
+      // gone (the kubelet deletes a pod only after removing its cgroup; a stand-in may not), and one
+      // whose volumes are still on the kubelet's root (podVolumesExist; a deletion with grace 0
+      // removes the pod before the kubelet has removed them).
       const present = new Set(cluster.pods().map((p) => p.metadata.uid));
-      for (const [uid, awaited] of this.awaiting.pods) if (!present.has(uid) && this.processesGone(awaited, startedMs)) this.awaiting.pods.delete(uid);
+      for (const [uid, awaited] of this.awaiting.pods) if (!present.has(uid) && this.processesGone(awaited, startedMs) && this.volumesGone(awaited)) this.awaiting.pods.delete(uid);
       if (this.awaiting.pods.size === 0 || startedMs >= this.awaiting.untilMs) {
         if (this.awaiting.pods.size > 0) this.log.warn('evicted pods still present after the cleanup timeout', { uids: [...this.awaiting.pods.keys()] });
         this.awaiting = null;
-      } else if (trigger === 'eviction-wait' && !(this.recheckAfterLocalKill && !this.localKillInProgress()) && !this.escalationDue(startedMs) && !this.housekeepingDue(startedMs)) {
+      } else if (trigger === 'eviction-wait' && !(this.recheckAfterLocalKill && !this.localKillInProgress()) && !(this.recheckAfterCleanup && this.awaitingCleanup(startedMs, null).length === 0) && !this.escalationDue(startedMs) && !this.housekeepingDue(startedMs)) {
         // Still waiting: nothing to do until the pods are gone, one is stuck, a notification arrives,
         // or the housekeeping interval is up (a hard threshold is then acted on: waiting for a
         // soft-evicted pod never holds one up, even when the crossing's notification came and went).
@@ -345,11 +401,15 @@ export class EvictionLoop {
       }
     }
     this.recheckAfterLocalKill = false;
+    this.recheckAfterCleanup = false;
     this.lastDecidedAtMs = startedMs;
     // Figures observed while a pod ended here still had processes, or before one was ended, may
     // still count that pod's memory: they can start a decision, never an eviction.
     const killsBeforeObserving = this.localKillCount;
     const killInProgressWhenObserving = this.localKillInProgress();
+    // Likewise figures read before an evicted pod was cleaned up: its volumes may still hold the
+    // space, or its memory, that they show short.
+    const cleanupPendingWhenObserving = this.awaitingCleanup(startedMs, null);
 
     const pods = activePods(cluster.pods());
     let observation;
@@ -387,18 +447,29 @@ export class EvictionLoop {
     for (const { message, ...fields } of result.notes) this.log.info(message, fields);
     this.deps.onDecision?.(result, trigger);
 
-    if (result.evictions.length > 0) {
+    const first = result.evictions[0];
+    if (first !== undefined) {
       if (killInProgressWhenObserving || killsBeforeObserving !== this.localKillCount || this.localKillInProgress()) {
         // A pod ended locally may still hold the memory this pass saw: wait for its processes, as
         // the kubelet waits for pod cleanup, and decide again on figures read after they are gone,
         // rather than end a second pod for the same shortage.
-        const first = result.evictions[0];
         this.recheckAfterLocalKill = true;
-        this.log.info('eviction deferred: a pod ended locally still had processes when the node was observed', { pod: first === undefined ? '' : podKey(first.pod) });
+        this.log.info('eviction deferred: a pod ended locally still had processes when the node was observed', { pod: podKey(first.pod) });
+      } else if (first.reason.kind === 'threshold' && this.heldForCleanup(cleanupPendingWhenObserving, nowMs, first.reason.signal).length > 0) {
+        // An evicted pod not yet cleaned up may still hold what this pass saw short (an emptyDir the
+        // kubelet has not removed yet): wait for it, as the kubelet waits for pod cleanup, and decide
+        // again on figures read after it is gone, rather than evict a second pod for the same shortage.
+        const waitingFor = this.heldForCleanup(cleanupPendingWhenObserving, nowMs, first.reason.signal);
+        this.recheckAfterCleanup = true;
+        this.log.info('eviction deferred: an evicted pod is not yet cleaned up', { pod: podKey(first.pod), signal: first.reason.signal, waitingFor: waitingFor.map((a) => podKey(a.pod)).join(', ') });
       } else {
         // While evicted pods are terminating, only a hard (or local-storage) eviction goes ahead:
         // an escalation must not wait behind a slow graceful shutdown.
-        if (result !== decided) this.reportEscalations(nowMs, stuck);
+        // A stuck pod that is no candidate any more (reported Failed, or gone from the API with its
+        // volumes left) is passed over all the same, for the pressure its eviction was to relieve.
+        const condition = first.reason.kind === 'threshold' ? relievedCondition(first.reason.signal) : null;
+        const passedOver = result !== decided ? stuck : new Map([...stuck].filter(([, a]) => !a.localKill && condition !== null && a.relieves === condition));
+        this.reportEscalations(nowMs, passedOver);
         const report = await executor.execute(result, notifiedAtMs, { hardOnly: this.awaiting !== null });
         for (const attempt of report.attempts) this.log.info('eviction attempt', { ...attempt });
         this.followUp(report, [...result.evictions, ...result.fallbacks], result.reclaim?.threshold ?? null, result.observations, notifiedAtMs, nowMs);

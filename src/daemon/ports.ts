@@ -40,6 +40,12 @@ export interface NodeObserver {
    * microseconds (the cgroup observer); without it a notification gets a full pass.
    */
   readonly memory?: MemoryReader;
+  /**
+   * Whether the pod's volumes are still on the kubelet's root directory, read now (the kubelet's
+   * podVolumesExist): an evicted pod is not cleaned up before they are gone. Undefined when this
+   * source cannot tell; without it the loop goes by the API server alone.
+   */
+  podVolumesPresent?(pod: Pod): boolean | undefined;
   /** Releases what it holds open (cgroup files), at shutdown. */
   close?(): void;
 }

@@ -21,6 +21,7 @@ import { nodeMemory, nodeRlimit, podsSystemContainer, readMemTotal } from './nod
 import { closeObserverCgroups, openObserverCgroups, type ObserverCgroups } from './observer-cgroups.js';
 import { DEFAULT_DISK_WALK_BATCH_ENTRIES, resolveObserverPaths, type CgroupObserverContext } from './observer-options.js';
 import { PodDiskUsageCache } from './pod-disk-usage.js';
+import { podVolumesOnDisk } from './pod-volumes.js';
 import { PodStatsCollector } from './pod-stats.js';
 import { ProblemLog } from './problem-log.js';
 
@@ -35,6 +36,7 @@ export interface CgroupObserver extends NodeObserver {
    * is done; observe() only starts walks in the background, at most once per `diskUsageIntervalMs`.
    */
   refreshDiskUsage(pods: readonly Pod[]): Promise<void>;
+  podVolumesPresent(pod: Pod): boolean | undefined;
   /** Closes the cgroup files kept open between syncs. Idempotent; a later observe() reopens them. */
   close(): void;
 }
@@ -196,6 +198,10 @@ export function createCgroupObserver(settings: ObserveSettings, context: CgroupO
     observe: observeSerially,
     memory,
     problems: () => problemLog.problems(),
+    podVolumesPresent: (pod) => {
+      const uid = nodePods([pod]).pods[0]?.uid;
+      return uid === undefined ? undefined : podVolumesOnDisk(fs, paths.kubeletRootDir, uid);
+    },
     refreshDiskUsage: (pods) => diskCache.refresh(nodePods(pods).pods),
     close: () => closeObserverCgroups(found),
   };

@@ -13,6 +13,8 @@ export class FakeObserver implements NodeObserver {
   problems: string[] = [];
   failWith: Error | null = null;
   readonly observedPods: (readonly Pod[])[] = [];
+  /** Whether a pod's volumes are still on the kubelet's root; left out, the observer cannot tell. */
+  podVolumesPresent?: (pod: Pod) => boolean | undefined;
 
   async observe(pods: readonly Pod[]): Promise<Observation> {
     this.observedPods.push(pods);

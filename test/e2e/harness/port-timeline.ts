@@ -73,6 +73,7 @@ export class PortTimeline {
         if (this.observations.length > 600) this.observations.splice(0, 100);
         return observation;
       },
+      ...(inner.podVolumesPresent === undefined ? {} : { podVolumesPresent: (pod) => inner.podVolumesPresent?.(pod) }),
       ...(inner.close === undefined ? {} : { close: () => inner.close?.() }),
     };
   }
