@@ -333,22 +333,26 @@ async function main(): Promise<void> {
     const storms: StormResult[] = [];
     let from = restRead.nextByte;
     const tenth = nodes.slice(0, Math.max(1, Math.round(nodeCount / 10)));
-    let outcome = await storm({ label: 'storm on 10 % of the nodes', admin, plane, workers, assignment, nodes: tenth, kubelets, agentUser: identity.username, second, auditFrom: from, flowControl: true, flowSchemaName: identity.serviceAccount });
-    storms.push(outcome.result);
-    from = outcome.nextByte;
-    await Promise.all(workers.map((w) => w.ask({ type: 'calm' }, 'calmed')));
-    await recreateLeakers(admin, tenth);
-    await sleep(10_000);
-    outcome = await storm({ label: 'storm on 100 % of the nodes', admin, plane, workers, assignment, nodes, kubelets, agentUser: identity.username, second, auditFrom: from, flowControl: true, flowSchemaName: identity.serviceAccount });
-    storms.push(outcome.result);
-    from = outcome.nextByte;
-    await removeFlowControl(admin, flowControl);
-    await Promise.all(workers.map((w) => w.ask({ type: 'calm' }, 'calmed')));
-    await recreateLeakers(admin, nodes);
-    await sleep(10_000);
-    outcome = await storm({ label: 'storm on 100 % of the nodes, without the FlowSchema', admin, plane, workers, assignment, nodes, kubelets, agentUser: identity.username, second, auditFrom: from, flowControl: false, flowSchemaName: identity.serviceAccount });
-    storms.push(outcome.result);
-    from = outcome.nextByte;
+    const phases = [
+      { label: 'storm on 10 % of the nodes', nodes: tenth, flowControl: true },
+      { label: 'storm on 100 % of the nodes', nodes, flowControl: true },
+      { label: 'storm on 100 % of the nodes, without the FlowSchema', nodes, flowControl: false },
+    ];
+    let stormed: readonly string[] | null = null;
+    for (const phase of phases) {
+      if (stormed !== null) {
+        // Between storms: the flow control objects go before the storm without them, the hosts calm
+        // down and the last storm's leakers come back.
+        if (!phase.flowControl && storms.at(-1)?.flowControl === true) await removeFlowControl(admin, flowControl);
+        await Promise.all(workers.map((w) => w.ask({ type: 'calm' }, 'calmed')));
+        await recreateLeakers(admin, stormed);
+        await sleep(10_000);
+      }
+      const outcome = await storm({ ...phase, admin, plane, workers, assignment, kubelets, agentUser: identity.username, second, auditFrom: from, flowSchemaName: identity.serviceAccount });
+      storms.push(outcome.result);
+      from = outcome.nextByte;
+      stormed = phase.nodes;
+    }
 
     // An API server restart under the fleet.
     say('API server restart');
