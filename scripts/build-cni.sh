@@ -19,6 +19,11 @@ mapfile -t plugins < <(build_cached_set "$version" "$mod_dir" "$ldflags" \
   "host-local=$module/plugins/ipam/host-local" \
   "loopback=$module/plugins/main/loopback" \
   "portmap=$module/plugins/meta/portmap")
+# The process substitution hides build_cached_set's exit status: a failed build prints no paths.
+if (( ${#plugins[@]} != 4 )); then
+  echo "build-cni: the CNI plugins did not build (see the go build output above)" >&2
+  exit 1
+fi
 
 # containerd looks plugins up by their CNI type name in one directory of their own: link the cached
 # binaries (named <plugin>-<version>, as every cached binary is) there under those names.

@@ -3,7 +3,7 @@
 // github.com/containernetworking/plugins pinned below is the version of all four.
 module kube-eviction-agent/test/e2e/cni
 
-go 1.26.6
+go 1.26.8
 
 require github.com/containernetworking/plugins v1.10.0
 
