@@ -80,3 +80,14 @@ export interface Summary {
 
 /** The name of the system container whose memory is the kubepods cgroup (kubelet `SystemContainerPods`). */
 export const SYSTEM_CONTAINER_PODS = 'pods';
+
+/**
+ * Which per-pod parts of a Summary one observation reads afresh from the pods' cgroups: their memory
+ * (the pod's and its containers'), and their process counts. What is not read is carried from the
+ * last reading, with the time it was read; the node's own figures and the pods' disk figures are
+ * never part of this choice.
+ */
+export interface PodStatsReads {
+  readonly memory: boolean;
+  readonly processes: boolean;
+}

@@ -9,7 +9,7 @@ import type { EvictionConfig } from '../api/eviction-config.js';
 import { DECISION_GATE_DEFAULTS, type DecisionFeatureGates } from '../api/feature-gates.js';
 import type { Pod } from '../api/pod.js';
 import type { NodeConditionType, ResourceName } from '../api/signals.js';
-import type { PodStats, Summary } from '../api/summary.js';
+import type { PodStats, PodStatsReads, Summary } from '../api/summary.js';
 import { isHardEvictionThreshold, thresholdEquals, type Threshold } from '../api/threshold.js';
 import {
   nodeConditions,
@@ -43,6 +43,10 @@ import { hardMemoryPressure, type HardMemoryPressure } from './memory-shortcut.j
 import type { DryRunDecision, Eviction, RankedPod, SignalObservations, SynchronizeInput, SynchronizeNote, SynchronizeResult } from './types.js';
 
 const NO_OBSERVATIONS: SignalObservations = new Map();
+const NO_POD_READS: PodStatsReads = Object.freeze({ memory: false, processes: false });
+
+/** What {@link EvictionManager.podStatsNeeded} decides on: a pass's input before its pods are read. */
+export type PodStatsInput = Pick<SynchronizeInput, 'pods' | 'dedicatedImageFs' | 'splitContainerFs'> & { readonly summary: Summary };
 
 /**
  * The kubelet's eviction manager, without its I/O. Calls must be serialized (one pass at a time);
@@ -136,6 +140,43 @@ export class EvictionManager {
     };
     const ends = [live.nextGracePeriodEndMs, shadow.nextGracePeriodEndMs].filter((ms): ms is number => ms !== null);
     return { ...live, dryRun, nextGracePeriodEndMs: ends.length === 0 ? null : Math.min(...ends) };
+  }
+
+  /**
+   * Which per-pod figures the next synchronize, on this input, reads: with the node's figures fresh
+   * in `input.summary`, the pods' cgroup figures (memory, process counts) in it may be as old as
+   * they like, and a pass that reads afresh only what this returns decides exactly as one that
+   * reads everything. Changes no state.
+   *
+   * Why that holds (docs/observation.md, "What a pass reads"): a pod's figures are read by the
+   * ranking and the eviction message (step 22-23), reached only through a threshold met at step 8
+   * (met now, or met before and short of its minimum reclaim), and by the local-storage limits
+   * (step 16), whose violations come from disk figures alone. So: memory whenever a threshold is met
+   * at step 8, live or dry-run, or a local-storage limit is violated (a ranking of any signal puts
+   * pods without stats first, and the message of a limit lists containers in their stats order);
+   * process counts whenever a `pid.available` threshold is among them (the PID ranking's figure).
+   * Every other step reads only the node's figures, which are always fresh.
+   */
+  podStatsNeeded(input: PodStatsInput): PodStatsReads {
+    const live = this.podStatsNeededLive(input);
+    const shadow = this.dryRunEngine?.podStatsNeededLive(input) ?? NO_POD_READS;
+    return { memory: live.memory || shadow.memory, processes: live.processes || shadow.processes };
+  }
+
+  private podStatsNeededLive(input: PodStatsInput): PodStatsReads {
+    if (this.config.thresholds.length === 0 && !this.config.localStorageCapacityIsolation) return NO_POD_READS;
+    // Steps 2, 6, 7 and 8 of synchronizeLive, without committing anything.
+    const layout: FilesystemLayout = { dedicatedImageFs: input.dedicatedImageFs, splitContainerFs: input.splitContainerFs };
+    const fitted = this.layout !== null && this.layout.dedicatedImageFs === layout.dedicatedImageFs && this.layout.splitContainerFs === layout.splitContainerFs;
+    const thresholds = fitted ? this.effectiveThresholds : this.fitThresholds(layout).thresholds;
+    const { observations, statsFunc } = makeSignalObservations(input.summary, layout, this.featureGates.KubeletSeparateDiskGC);
+    let met = thresholdsMet(thresholds, observations, false);
+    const previouslyMet = this.thresholdsMetState.flatMap((t) => thresholds.find((c) => thresholdEquals(c, t)) ?? []);
+    if (previouslyMet.length > 0) met = mergeThresholds(met, thresholdsMet(previouslyMet, observations, true));
+    const storageViolated =
+      this.config.localStorageCapacityIsolation &&
+      localStorageViolations(input.pods, statsFunc, layout.dedicatedImageFs, this.featureGates.InPlacePodVerticalScalingMemoryBackedVolumes).length > 0;
+    return { memory: met.length > 0 || storageViolated, processes: met.some((t) => t.signal === 'pid.available') };
   }
 
   private synchronizeLive(input: SynchronizeInput): SynchronizeResult {
