@@ -414,7 +414,8 @@ export class EvictionLoop {
     const pods = activePods(cluster.pods());
     let observation;
     try {
-      observation = await observer.observe(pods);
+      // Each pod's cgroup figures only when the decision on the node's fresh figures reads them.
+      observation = await observer.observe(pods, { podStatsNeeded: (preliminary) => manager.podStatsNeeded({ ...preliminary, pods }) });
       this.lastObserveOk = true;
       this.latestObservation = observation;
     } catch (err) {

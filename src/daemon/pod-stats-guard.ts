@@ -21,12 +21,17 @@ export class PodStatsGuard {
     this.log = deps.logger.child({ component: 'pod-stats' });
   }
 
-  /** Assesses one observation of `pods` at `nowMs`; returns the signals not to act on in this pass. */
+  /**
+   * Assesses one observation of `pods` at `nowMs`; returns the signals not to act on in this pass.
+   * An observation that did not read the pods' memory (it carried the last reading) leaves the
+   * verdict of the last one that did: no decision of its pass ranks pods (EvictionManager.podStatsNeeded).
+   */
   assess(observation: Observation, pods: readonly Pod[], nowMs: number): ReadonlySet<Signal> {
-    const verdict = assessStatsCoverage({ summary: observation.summary, pods, nowMs, podCgroupRootProblem: observation.podCgroupRootProblem });
-    this.verdict = verdict;
-    this.report(verdict);
-    return verdict.blind ? new Set(verdict.signals) : NONE;
+    if (observation.podStatsRead?.memory !== false || this.verdict === null) {
+      this.verdict = assessStatsCoverage({ summary: observation.summary, pods, nowMs, podCgroupRootProblem: observation.podCgroupRootProblem });
+      this.report(this.verdict);
+    }
+    return this.verdict.blind ? new Set(this.verdict.signals) : NONE;
   }
 
   /**

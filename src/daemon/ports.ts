@@ -7,7 +7,7 @@ import type { NotifierMode } from '../api/agent-settings.js';
 import type { HugepageAdjustment } from '../api/hugepages.js';
 import type { Node, ObjectRef, Pod } from '../api/pod.js';
 import type { PodMemoryBound, PodMemoryReading } from '../api/pod-memory.js';
-import type { PodStats, Summary } from '../api/summary.js';
+import type { PodStats, PodStatsReads, Summary } from '../api/summary.js';
 import type { Threshold } from '../api/threshold.js';
 
 /** One observation of the node: the Summary plus the filesystem layout the kubelet would discover. */
@@ -29,12 +29,32 @@ export interface Observation {
    * kubelet's HugepageAwareEviction); absent from the kubelet's summary, which carries its own.
    */
   readonly hugepages?: HugepageAdjustment;
+  /**
+   * Which of the pods' cgroup figures were read afresh for this observation; the rest are as last
+   * read, each stat with the time it was read. Absent: all of them were (a source that reads
+   * everything every time, or an observation without a plan).
+   */
+  readonly podStatsRead?: PodStatsReads;
+}
+
+/**
+ * How one observation decides what to read of the pods: the node's own figures are read first, and
+ * the plan, given them with each pod's figures as last read, says which of the pods' cgroup figures
+ * the pass needs afresh (the engine's `podStatsNeeded`). The source may read more (a full read at a
+ * bounded interval), never less.
+ */
+export interface ObservePlan {
+  podStatsNeeded(preliminary: Observation): PodStatsReads;
 }
 
 /** Produces observations (cgroupfs/proc/statfs, or the kubelet's /stats/summary). */
 export interface NodeObserver {
-  /** Observes the node now; `pods` are the node's pods, used to find their cgroups and container names. */
-  observe(pods: readonly Pod[]): Promise<Observation>;
+  /**
+   * Observes the node now; `pods` are the node's pods, used to find their cgroups and container
+   * names. Without a plan every figure is read; with one, the pods' cgroup figures only as the plan
+   * needs them (a source that cannot read less ignores it).
+   */
+  observe(pods: readonly Pod[], plan?: ObservePlan): Promise<Observation>;
   /**
    * The memory figures a memory notification's shortcut reads, when this source can read them in
    * microseconds (the cgroup observer); without it a notification gets a full pass.

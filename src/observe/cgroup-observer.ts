@@ -7,8 +7,8 @@
 
 import type { ObserveSettings } from '../api/agent-settings.js';
 import { podIdentityProblem, podKey, printableValue, type Pod } from '../api/pod.js';
-import type { MemoryStats, NodeStats, PodStats, Summary } from '../api/summary.js';
-import type { NodeObserver, Observation } from '../daemon/ports.js';
+import type { MemoryStats, NodeStats, PodStats, PodStatsReads } from '../api/summary.js';
+import type { NodeObserver, Observation, ObservePlan } from '../daemon/ports.js';
 import { DECISION_GATE_DEFAULTS } from '../api/feature-gates.js';
 import type { HugepageAdjustment } from '../api/hugepages.js';
 import { nodeHostFs, type HostFs } from '../host/host-fs.js';
@@ -19,7 +19,7 @@ import { createMemoryReader } from './memory-reader.js';
 import { nodePods } from './node-pod-uids.js';
 import { nodeMemory, nodeRlimit, podsSystemContainer, readMemTotal } from './node-stats.js';
 import { closeObserverCgroups, openObserverCgroups, type ObserverCgroups } from './observer-cgroups.js';
-import { DEFAULT_DISK_WALK_BATCH_ENTRIES, resolveObserverPaths, type CgroupObserverContext } from './observer-options.js';
+import { DEFAULT_DISK_WALK_BATCH_ENTRIES, DEFAULT_FULL_READ_INTERVAL_MS, resolveObserverPaths, type CgroupObserverContext } from './observer-options.js';
 import { PodDiskUsageCache } from './pod-disk-usage.js';
 import { podVolumesOnDisk } from './pod-volumes.js';
 import { PodStatsCollector } from './pod-stats.js';
@@ -58,6 +58,7 @@ export function createCgroupObserver(settings: ObserveSettings, context: CgroupO
     () => clock.nowMs(),
   );
   const podStats = new PodStatsCollector(diskCache, context.processCountIntervalMs, report);
+  const fullReadIntervalMs = context.fullReadIntervalMs ?? DEFAULT_FULL_READ_INTERVAL_MS;
   const hugepageAwareEviction = context.hugepageAwareEviction ?? DECISION_GATE_DEFAULTS.HugepageAwareEviction;
   const hugepagesDir = context.hugepagesDir ?? HUGEPAGES_DIR;
 
@@ -116,7 +117,7 @@ export function createCgroupObserver(settings: ObserveSettings, context: CgroupO
     return root.ok ? undefined : root.reason;
   }
 
-  async function observe(allPods: readonly Pod[]): Promise<Observation> {
+  async function observe(allPods: readonly Pod[], plan: ObservePlan | undefined): Promise<Observation> {
     problemLog.begin();
     // A pod whose UID, name or namespace could not have come from the API server never reaches a
     // host path: it gets no stats (the engine cannot rank it on numbers not its own), and says why.
@@ -125,7 +126,8 @@ export function createCgroupObserver(settings: ObserveSettings, context: CgroupO
       if (problem !== null) report(`pod ${printableValue(podKey(pod))} refused: ${problem}`);
       return problem === null;
     });
-    const time = new Date(clock.nowMs()).toISOString();
+    const nowMs = clock.nowMs();
+    const time = new Date(nowMs).toISOString();
     // statfs may wait on a disk: started first, so it runs on the thread pool while cgroups are read.
     const filesystems = readNodeFilesystems(fs, paths, time, report);
 
@@ -147,41 +149,81 @@ export function createCgroupObserver(settings: ObserveSettings, context: CgroupO
     const { pods: onNode, refused } = nodePods(pods);
     for (const reason of refused) report(reason);
     diskCache.refreshIfDue(onNode);
-    podStats.begin(clock.nowMs());
-    const uids = new Set<string>();
-    const podStatsList: PodStats[] = [];
-    for (const { pod, uid } of onNode) {
-      uids.add(uid);
-      const stats = podStats.collect(pod, uid, memoryCgroups, time);
-      if (stats !== undefined) podStatsList.push(stats);
-    }
-    podStats.end(memoryCgroups, uids);
-    for (const reason of diskCache.problems()) report(reason);
+    const collectPods = (): PodStats[] => {
+      const uids = new Set<string>();
+      const podStatsList: PodStats[] = [];
+      for (const { pod, uid } of onNode) {
+        uids.add(uid);
+        const stats = podStats.collect(pod, uid, memoryCgroups, time);
+        if (stats !== undefined) podStatsList.push(stats);
+      }
+      podStats.end(memoryCgroups, uids);
+      return podStatsList;
+    };
 
-    const { nodeFs, imageFs, containerFs, dedicatedImageFs, splitContainerFs } = await filesystems;
-    if (nodeFs !== undefined) node.fs = nodeFs;
-    if (imageFs !== undefined || containerFs !== undefined) {
-      node.runtime = {};
-      if (imageFs !== undefined) node.runtime.imageFs = imageFs;
-      if (containerFs !== undefined) node.runtime.containerFs = containerFs;
+    if (plan === undefined) {
+      podStats.begin(nowMs);
+      const podStatsList = collectPods();
+      for (const reason of diskCache.problems()) report(reason);
+      return observation(node, await filesystems, podStatsList, memoryCgroups, hugepages, undefined, problemLog.end());
     }
-    const summary: Summary = { node, pods: podStatsList };
+    // The node's figures first, with every pod's as last read: the plan says what the pass needs
+    // afresh, and a full read is due at least once per interval whatever it says.
+    const layout = await filesystems;
+    const carried: PodStatsReads = { memory: false, processes: false };
+    podStats.begin(nowMs, carried);
+    const beforePods = problemLog.mark();
+    const preliminary = observation(node, layout, collectPods(), memoryCgroups, hugepages, carried, problemLog.pending());
+    const needed = plan.podStatsNeeded(preliminary);
+    const due = podStats.due(nowMs, fullReadIntervalMs);
+    const processes = needed.processes || due.processes;
+    // Counting walks the cgroups whose memory it reads with them.
+    const reads: PodStatsReads = { memory: needed.memory || due.memory || processes, processes };
+    let podStatsList = preliminary.summary.pods ?? [];
+    if (reads.memory || reads.processes) {
+      // The carried readings' problems give way to the fresh reading's.
+      problemLog.rewind(beforePods);
+      podStats.begin(nowMs, reads);
+      podStatsList = collectPods();
+    }
+    for (const reason of diskCache.problems()) report(reason);
+    return observation(node, layout, podStatsList, memoryCgroups, hugepages, reads, problemLog.end());
+  }
+
+  function observation(
+    node: NodeStats,
+    layout: Awaited<ReturnType<typeof readNodeFilesystems>>,
+    pods: PodStats[],
+    memoryCgroups: ObserverCgroups | undefined,
+    hugepages: HugepageAdjustment | undefined,
+    podStatsRead: PodStatsReads | undefined,
+    problems: readonly string[],
+  ): Observation {
+    const { nodeFs, imageFs, containerFs, dedicatedImageFs, splitContainerFs } = layout;
+    const withFs: NodeStats = { ...node };
+    if (nodeFs !== undefined) withFs.fs = nodeFs;
+    if (imageFs !== undefined || containerFs !== undefined) {
+      withFs.runtime = {};
+      if (imageFs !== undefined) withFs.runtime.imageFs = imageFs;
+      if (containerFs !== undefined) withFs.runtime.containerFs = containerFs;
+    }
     const rootProblem = podCgroupRootProblem(memoryCgroups);
     return {
-      summary,
+      summary: { node: withFs, pods },
       dedicatedImageFs,
       splitContainerFs,
-      problems: problemLog.end(),
+      problems,
       ...(rootProblem === undefined ? {} : { podCgroupRootProblem: rootProblem }),
       ...(hugepages === undefined ? {} : { hugepages }),
+      ...(podStatsRead === undefined ? {} : { podStatsRead }),
     };
   }
 
   // Observations run one at a time (a notifier wake-up may arrive while the loop's sync is
   // observing): each one's problems are its own, and the caches are not read half-updated.
   let queue: Promise<unknown> = Promise.resolve();
-  const observeSerially = (pods: readonly Pod[]): Promise<Observation> => {
-    const next = queue.then(() => observe(pods));
+  const observeSerially = (pods: readonly Pod[], plan?: ObservePlan): Promise<Observation> => {
+    const next = queue.then(() => observe(pods, plan));
     queue = next.catch(() => undefined);
     return next;
   };

@@ -27,6 +27,12 @@ export interface CgroupObserverContext {
    * hierarchy's root, the default) on a real node; the demo, tests and benchmarks use a sandbox.
    */
   readonly nodeCgroup?: string;
+  /**
+   * With a plan (ObservePlan), how long the pods' cgroup figures may go unread because no decision
+   * needed them: past it, an observation reads every pod's memory and processes whatever the plan
+   * says (a full read). DEFAULT_FULL_READ_INTERVAL_MS by default.
+   */
+  readonly fullReadIntervalMs?: number;
   /** Directory entries examined between two yields to the event loop during a walk (256 by default). */
   readonly diskWalkBatchEntries?: number;
   /** Cgroup memory files kept open between syncs (see kernel-file-cache.ts); by default 8192, or half the process's open-file limit when lower. */
@@ -45,6 +51,14 @@ export interface CgroupObserverContext {
 }
 
 export const DEFAULT_DISK_WALK_BATCH_ENTRIES = 256;
+
+/**
+ * The full read's interval: no decision reads the pods' cgroup figures unless a threshold is met
+ * (see EvictionManager.podStatsNeeded), so this bounds only how old they may be in what the agent
+ * reports without one (the stats-coverage verdict, `explain`): the kubelet's volume stats period, the
+ * age the pods' disk figures may have too.
+ */
+export const DEFAULT_FULL_READ_INTERVAL_MS = 60_000;
 
 // The settings that name a host path the observer reads.
 const OBSERVED_PATHS = ['cgroupRoot', 'procRoot', 'kubeletRootDir', 'imageFsPath', 'containerFsPath', 'podLogsDir'] as const;

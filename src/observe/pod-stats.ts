@@ -1,10 +1,14 @@
-// Each pod's stats for one observation: memory and process counts from its cgroup subtree (the
-// counts reused for up to the housekeeping interval), and disk usage from the background walk's
-// cache. A pod found in neither has no stats; a pod whose containers have started but whose cgroup
-// cannot be found is reported.
+// Each pod's stats for one observation: memory and process counts from its cgroup subtree, and disk
+// usage from the background walk's cache. A pod found in neither has no stats; a pod whose
+// containers have started but whose cgroup cannot be found is reported.
+//
+// The cgroup figures are read when the observation asks for them (every time without a plan;
+// process counts then at most once per interval), and otherwise carried from the last reading as
+// they were, with their read time and the problems that reading met: a carried pod's stats are
+// built exactly as they were when read, with the disk figures of now.
 
 import type { Pod } from '../api/pod.js';
-import type { ContainerStats, FsStats, PodStats } from '../api/summary.js';
+import type { ContainerStats, FsStats, MemoryStats, PodStats, PodStatsReads } from '../api/summary.js';
 import { containerNamesById } from '../api/container-id.js';
 import type { DiskUsage } from './disk-usage.js';
 import { toMemoryStats, type Report } from './node-stats.js';
@@ -25,10 +29,26 @@ function hasStartedContainers(pod: Pod): boolean {
   return containerNamesById(pod).size > 0;
 }
 
+// What one reading of a pod's cgroups found, kept until the next reading.
+interface CgroupReading {
+  /** Absent when the pod's cgroup was not found or its memory could not be read. */
+  readonly memory?: MemoryStats;
+  /** Its containers' memory, in the pod's own order. */
+  readonly containers: readonly ContainerStats[];
+  /** What the reading met, each naming the pod. */
+  readonly problems: readonly string[];
+}
+
+const NOT_FOUND: CgroupReading = Object.freeze({ containers: [], problems: [] });
+
 export class PodStatsCollector {
-  // Process counts by pod UID, and when they were last counted.
+  // The latest cgroup reading and process count of each pod, by pod UID, and when each kind was
+  // last read for every pod.
+  private readonly readings = new Map<string, CgroupReading>();
   private readonly processCounts = new Map<string, number>();
+  private memoryReadAtMs = Number.NEGATIVE_INFINITY;
   private processesCountedAtMs = Number.NEGATIVE_INFINITY;
+  private readNow = true;
   private countNow = false;
   private readonly podDirs = new Set<string>();
 
@@ -38,19 +58,43 @@ export class PodStatsCollector {
     private readonly report: Report,
   ) {}
 
-  /** Starts one observation at `nowMs`: whether process counts are due this time. */
-  begin(nowMs: number): void {
-    this.countNow = nowMs - this.processesCountedAtMs >= this.processCountIntervalMs;
+  /** Which cgroup figures were last read for every pod longer than `maxAgeMs` before `nowMs`. */
+  due(nowMs: number, maxAgeMs: number): PodStatsReads {
+    return { memory: nowMs - this.memoryReadAtMs >= maxAgeMs, processes: nowMs - this.processesCountedAtMs >= maxAgeMs };
+  }
+
+  /**
+   * Starts one observation at `nowMs`, reading what `reads` asks for (counting processes reads
+   * memory too); without it, memory, and process counts once per interval.
+   */
+  begin(nowMs: number, reads?: PodStatsReads): void {
+    this.countNow = reads === undefined ? nowMs - this.processesCountedAtMs >= this.processCountIntervalMs : reads.processes;
+    this.readNow = reads === undefined || reads.memory || this.countNow;
+    if (this.readNow) this.memoryReadAtMs = nowMs;
     if (this.countNow) this.processesCountedAtMs = nowMs;
     this.podDirs.clear();
   }
 
   /** One pod's stats, or undefined when nothing about it was found. */
   collect(pod: Pod, uid: string, cgroups: ObserverCgroups | undefined, time: string): PodStats | undefined {
+    let reading = this.readings.get(uid);
+    if (this.readNow) {
+      reading = cgroups === undefined ? NOT_FOUND : this.readCgroups(pod, uid, cgroups, time);
+      this.readings.set(uid, reading);
+    }
+    for (const problem of reading?.problems ?? []) this.report(problem);
     const podRef = { name: pod.metadata.name ?? '', namespace: pod.metadata.namespace ?? '', uid };
     const stats: PodStats = { podRef };
     const containers = new Map<string, ContainerStats>();
-    let found = cgroups !== undefined && this.addCgroupStats(pod, uid, cgroups, time, containers, stats);
+    let found = false;
+    if (reading?.memory !== undefined) {
+      found = true;
+      stats.memory = reading.memory;
+      // Copies: the disk figures are added to them.
+      for (const container of reading.containers) containers.set(container.name, { ...container });
+      const processCount = this.processCounts.get(uid);
+      if (processCount !== undefined) stats.process_stats = { process_count: processCount };
+    }
     const disk = this.diskCache.get(uid);
     if (disk !== undefined) {
       found = true;
@@ -64,12 +108,14 @@ export class PodStatsCollector {
   /** Ends the observation: forgets what belongs to pods no longer on the node. */
   end(cgroups: ObserverCgroups | undefined, uids: ReadonlySet<string>): void {
     cgroups?.locator.retain(uids);
-    cgroups?.reader.retain(this.podDirs);
+    // Only a reading knows which pod directories are still read.
+    if (this.readNow) cgroups?.reader.retain(this.podDirs);
+    for (const uid of this.readings.keys()) if (!uids.has(uid)) this.readings.delete(uid);
     for (const uid of this.processCounts.keys()) if (!uids.has(uid)) this.processCounts.delete(uid);
   }
 
-  // Memory and the process count from the pod's cgroup; false when the cgroup was not read.
-  private addCgroupStats(pod: Pod, uid: string, cgroups: ObserverCgroups, time: string, containers: Map<string, ContainerStats>, stats: PodStats): boolean {
+  // Memory and the process count from the pod's cgroup.
+  private readCgroups(pod: Pod, uid: string, cgroups: ObserverCgroups, time: string): CgroupReading {
     const namesById = containerNamesById(pod);
     let podDir = cgroups.locator.locate(uid, pod.status?.qosClass);
     // A pod never counted yet is counted now, whatever the interval.
@@ -81,26 +127,23 @@ export class PodStatsCollector {
       podDir = cgroups.locator.locate(uid, pod.status?.qosClass);
       reading = podDir === undefined ? undefined : cgroups.reader.read(podDir, namesById, count);
     }
-    for (const problem of reading?.problems ?? []) this.report(`pod ${podLabel(pod)}: ${problem}`);
+    const problems = (reading?.problems ?? []).map((problem) => `pod ${podLabel(pod)}: ${problem}`);
     if (podDir === undefined || reading === undefined || reading.notFound) {
       // Without a pod cgroup root no pod is found; that one problem is reported once, not per pod.
-      if (hasStartedContainers(pod) && cgroups.locator.podCgroupRootDir().ok) this.report(`no cgroup found for pod ${podLabel(pod)} (uid ${uid})`);
-      return false;
+      if (hasStartedContainers(pod) && cgroups.locator.podCgroupRootDir().ok) problems.push(`no cgroup found for pod ${podLabel(pod)} (uid ${uid})`);
+      return { containers: [], problems };
     }
     if (reading.memory === undefined) {
       cgroups.locator.forget(uid);
-      return false;
+      return { containers: [], problems };
     }
     this.podDirs.add(podDir);
-    stats.memory = toMemoryStats(time, reading.memory.usageBytes, reading.memory.workingSetBytes);
-    for (const [name, memory] of reading.containers) containers.set(name, { name, memory: toMemoryStats(time, memory.usageBytes, memory.workingSetBytes) });
     if (count) {
       if (reading.processCount === undefined) this.processCounts.delete(uid);
       else this.processCounts.set(uid, reading.processCount);
     }
-    const processCount = this.processCounts.get(uid);
-    if (processCount !== undefined) stats.process_stats = { process_count: processCount };
-    return true;
+    const containers = [...reading.containers].map(([name, memory]) => ({ name, memory: toMemoryStats(time, memory.usageBytes, memory.workingSetBytes) }));
+    return { memory: toMemoryStats(time, reading.memory.usageBytes, reading.memory.workingSetBytes), containers, problems };
   }
 }
 

@@ -33,6 +33,22 @@ export class ProblemLog {
     this.logger.warn('Observation degraded', { reason, ...fields });
   }
 
+  /** How many problems the observation has so far, for {@link rewind}. */
+  mark(): number {
+    return this.current.length;
+  }
+
+  /** Drops the problems reported since `mark` from the observation (they were logged all the same). */
+  rewind(mark: number): void {
+    this.current.length = mark;
+    this.currentSet = new Set(this.current);
+  }
+
+  /** The observation's problems so far. */
+  pending(): readonly string[] {
+    return [...this.current];
+  }
+
   /** Ends the observation: its problems become the latest set, and are returned. */
   end(): readonly string[] {
     this.latest = Object.freeze([...this.current]);

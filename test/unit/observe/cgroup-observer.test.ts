@@ -14,6 +14,7 @@ import { mirrorAnnotations, STATIC_POD_UID } from '../../fixtures/pods.js';
 import { observeSettings } from '../../fixtures/settings.js';
 import type { ObserveSettings } from '../../../src/api/agent-settings.js';
 import type { Pod } from '../../../src/api/pod.js';
+import type { Observation } from '../../../src/daemon/ports.js';
 import { createCgroupObserver, type CgroupObserverContext } from '../../../src/observe/cgroup-observer.js';
 
 const MEM_TOTAL_BYTES = 8048576 * 1024;
@@ -587,5 +588,86 @@ describe('concurrency', () => {
     expect(first.problems).toEqual([`cannot read ${fixturesDir}cgroup-v1/cgroupfs/proc/loadavg: ENOENT`]);
     expect(second.problems).toEqual([]);
     expect(second.summary.node.rlimit?.curproc).toBe(1234);
+  });
+});
+
+describe('observations with a plan: the pods\' cgroups read only as the plan needs them', () => {
+  const NONE = { memory: false, processes: false };
+  const MEMORY = { memory: true, processes: false };
+
+  // A fixture copy whose pod A can be changed, observed by an observer whose first planned pass is a full read.
+  async function planned(run: (tree: { root: string; podDir: string; obs: ReturnType<typeof observer>['obs']; clock: FakeClock; hostFs: FaultyHostFs }) => Promise<void>): Promise<void> {
+    const root = mkdtempSync(join(tmpdir(), 'kea-observe-'));
+    try {
+      cpSync(`${fixturesDir}cgroup-v1/cgroupfs`, root, { recursive: true });
+      const { obs, clock, hostFs } = observer(root, {}, { fullReadIntervalMs: 60_000 });
+      await run({ root, podDir: join(root, `sys/fs/cgroup/memory/kubepods/burstable/pod${UID_A}`), obs, clock, hostFs });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }
+  const plan = (needs: { memory: boolean; processes: boolean }, seen: Observation[] = []) => ({
+    podStatsNeeded: (preliminary: Observation) => {
+      seen.push(preliminary);
+      return needs;
+    },
+  });
+
+  test('a pass that needs nothing of the pods reads none of their files, and carries each pod\'s last reading with its time and problems', async () => {
+    await planned(async ({ podDir, obs, clock, hostFs }) => {
+      const first = await obs.observe([podA, lostPod], plan(NONE));
+      expect(first.podStatsRead).toEqual({ memory: true, processes: true });
+      writeFileSync(join(podDir, 'memory.usage_in_bytes'), '900000000\n');
+      clock.step(10_000);
+      const readsBefore = hostFs.checkedPaths.length;
+      const seen: Observation[] = [];
+      const carried = await obs.observe([podA, lostPod], plan(NONE, seen));
+      expect(hostFs.checkedPaths.slice(readsBefore).filter((p) => p.includes('/kubepods/burstable/'))).toEqual([]);
+      expect(carried.podStatsRead).toEqual(NONE);
+      expect(carried.summary.pods).toEqual(first.summary.pods);
+      expect(carried.problems).toEqual(first.problems);
+      // The node's own figures are fresh, and the plan saw them with the pods as last read.
+      expect(carried.summary.node.memory?.time).toBe('2026-01-01T12:00:10.000Z');
+      expect(seen[0]?.summary).toEqual(carried.summary);
+    });
+  });
+
+  test('memory needed: read afresh, with process counts carried; processes needed: counted afresh', async () => {
+    await planned(async ({ podDir, obs, clock }) => {
+      await obs.observe([podA], plan(NONE));
+      writeFileSync(join(podDir, 'memory.usage_in_bytes'), '900000000\n');
+      writeFileSync(join(podDir, 'cgroup.procs'), '1\n2\n3\n4\n');
+      clock.step(10_000);
+      const memory = await obs.observe([podA], plan(MEMORY));
+      expect(memory.podStatsRead).toEqual(MEMORY);
+      expect(memory.summary.pods?.[0]?.memory).toEqual({ time: '2026-01-01T12:00:10.000Z', usageBytes: 9e8, workingSetBytes: 8e8 });
+      expect(memory.summary.pods?.[0]?.process_stats).toEqual({ process_count: 3 });
+      clock.step(10_000);
+      const counted = await obs.observe([podA], plan({ memory: false, processes: true }));
+      expect(counted.podStatsRead).toEqual({ memory: true, processes: true });
+      expect(counted.summary.pods?.[0]?.process_stats).toEqual({ process_count: 7 });
+    });
+  });
+
+  test('a full read once per fullReadIntervalMs, whatever the plan needs', async () => {
+    await planned(async ({ obs, clock }) => {
+      const reads = [];
+      for (const stepMs of [0, 30_000, 29_999, 1, 10_000]) {
+        clock.step(stepMs);
+        reads.push((await obs.observe([podA], plan(NONE))).podStatsRead);
+      }
+      expect(reads).toEqual([{ memory: true, processes: true }, NONE, NONE, { memory: true, processes: true }, NONE]);
+    });
+  });
+
+  test('a pod that leaves is gone at once; one that comes has no stats until a pass reads the pods', async () => {
+    await planned(async ({ obs, clock }) => {
+      await obs.observe([podA], plan(NONE));
+      clock.step(10_000);
+      const carried = await obs.observe([podC], plan(NONE));
+      expect(carried.summary.pods).toEqual([]);
+      const read = await obs.observe([podC], plan(MEMORY));
+      expect(read.summary.pods?.map((p) => [p.podRef.uid, p.memory?.workingSetBytes, p.process_stats?.process_count])).toEqual([[UID_C, 5e8, 4]]);
+    });
   });
 });
