@@ -23,6 +23,9 @@ export class MemoryHostFs implements HostFs {
   private readonly childDirs = new Map<string, Set<string>>([['/', new Set()]]);
   private readonly fds = new Map<number, string>();
   private nextFd = 100;
+  // statfs and device answers set for particular paths; others get a fixed half-full filesystem on device 1.
+  private readonly statfsByPath = new Map<string, HostStatfs>();
+  private readonly deviceByPath = new Map<string, bigint>();
 
   constructor(private readonly cgroupRoot = '/sys/fs/cgroup') {}
 
@@ -43,6 +46,18 @@ export class MemoryHostFs implements HostFs {
     this.childFiles.set(path, new Set());
     this.childDirs.set(path, new Set());
     this.childDirs.get(parent)?.add(nameIn(parent, path));
+    return this;
+  }
+
+  /** What statfs answers for `path` from now on (its magic number stays the fake's). */
+  setStatfs(path: string, figures: Omit<HostStatfs, 'type'>): this {
+    this.statfsByPath.set(path, figures);
+    return this;
+  }
+
+  /** The device `path` is on (st_dev), as deviceOf answers it. */
+  setDevice(path: string, device: bigint): this {
+    this.deviceByPath.set(path, device);
     return this;
   }
 
@@ -120,11 +135,11 @@ export class MemoryHostFs implements HostFs {
   async statfs(path: string): Promise<HostStatfs> {
     if (!this.exists(path)) throw fsError('ENOENT', path);
     const type = path === this.cgroupRoot || path.startsWith(`${this.cgroupRoot}/`) ? (CGROUP_FS_MAGICS[0] as bigint) : 0xef53n;
-    return { type, blockSizeBytes: 4096n, blocks: 1_000_000n, blocksFree: 500_000n, blocksAvailable: 450_000n, files: 100_000n, filesFree: 90_000n };
+    return { type, ...(this.statfsByPath.get(path) ?? { blockSizeBytes: 4096n, blocks: 1_000_000n, blocksFree: 500_000n, blocksAvailable: 450_000n, files: 100_000n, filesFree: 90_000n }) };
   }
   async deviceOf(path: string): Promise<bigint> {
     if (!this.exists(path)) throw fsError('ENOENT', path);
-    return 1n;
+    return this.deviceByPath.get(path) ?? 1n;
   }
   async lstat(path: string): Promise<HostLstat> {
     if (this.dirs.has(path)) return { dev: 1n, ino: BigInt(path.length), nlink: 2n, blocks: 8n, isDirectory: true };
