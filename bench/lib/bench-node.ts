@@ -11,7 +11,7 @@ import { parseConfigText } from '../../src/config/load.js';
 import type { LoadedConfig } from '../../src/config/types.js';
 import type { LocalTerminator, MemoryThresholdNotifier } from '../../src/daemon/ports.js';
 import type { HostFs } from '../../src/host/host-fs.js';
-import { createCgroupObserver, type CgroupObserver } from '../../src/observe/cgroup-observer.js';
+import { createCgroupObserver, type CgroupObserver, type CgroupObserverContext } from '../../src/observe/cgroup-observer.js';
 import { BenchCgroup } from './bench-cgroup.js';
 
 export interface NodeAdapters {
@@ -62,11 +62,18 @@ export class BenchNode {
     logger: Logger;
     /** The observer's door to the host (the real one unless given). */
     hostFs?: HostFs;
+    /** The observer's full-read interval and cap on kept-open files, where not its defaults. */
+    observer?: Pick<CgroupObserverContext, 'fullReadIntervalMs' | 'maxOpenCgroupFiles'>;
   }): NodeAdapters {
     const config = sandboxNodeConfig(options.scratchDir, options.notifierMode);
     const context = { nodeName: options.nodeName, nodeCgroup: this.name, clock: options.clock, logger: options.logger };
     return {
-      observer: createCgroupObserver(config.agent.observe, { ...context, processCountIntervalMs: options.processCountIntervalMs, ...(options.hostFs === undefined ? {} : { hostFs: options.hostFs }) }),
+      observer: createCgroupObserver(config.agent.observe, {
+        ...context,
+        processCountIntervalMs: options.processCountIntervalMs,
+        ...(options.hostFs === undefined ? {} : { hostFs: options.hostFs }),
+        ...options.observer,
+      }),
       notifier: hostNotifier(config, context),
       terminator: hostTerminator(config, context),
     };

@@ -1,23 +1,30 @@
 // Part 3, cost as the node grows: one synchronize pass — observe (the cgroup observer reading real
 // pod cgroups of a sandbox node) and decide (EvictionManager.synchronize on that Summary and the
 // matching Pod objects) — with 10, 110, 500 and 1,000 pods, reported separately and together,
-// wall time and CPU time, for a housekeeping pass (every pod's processes counted) and for a pass
-// woken by a notification (counts reused, as `run` configures the observer); the C reference
-// reader repeating exactly the file operations of one recorded housekeeping observe (the floor);
-// and `replay` throughput on a 10,000-step recording of 110 pods, for the real command end to end
-// and in process. Built on bench/observe-bench.ts (same pod layout: an app and a pause container
-// cgroup per pod, a tiny idle process in one pod of ten).
+// wall time and CPU time: a full read (every pod's memory and processes, as the full read once a
+// minute and every pass without a plan read them); the C reference reader repeating exactly the
+// file operations of one recorded full read (the floor); and the passes as the loop runs them,
+// reading the pods only as the decision needs them: a pass woken by a memory notification on a
+// calm node and on one where a memory threshold is met (every pod's memory read, no process
+// count), and the 10 s housekeeping pass on its own cadence (a fake clock 10 s on per pass, so
+// one pass in six is the full read). Then `replay` throughput on a 10,000-step recording of 110
+// pods, for the real command end to end and in process. Built on bench/observe-bench.ts (same pod
+// layout: an app and a pause container cgroup per pod, a tiny idle process in one pod of ten).
+// KEA_BENCH_COST=passes (or replay) measures only that half and keeps the stored other one.
 
 import { spawn } from 'node:child_process';
 import { createReadStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
-import { systemClock } from '../../src/api/clock.js';
+import { systemClock, type Clock } from '../../src/api/clock.js';
+import { ManualClock } from '../../src/api/manual-clock.js';
 import { silentLogger } from '../../src/api/logger.js';
 import type { Pod } from '../../src/api/pod.js';
 import { openRecording, replayStream } from '../../src/cli/replay.js';
+import { DEFAULT_HOUSEKEEPING_INTERVAL_MS } from '../../src/config/defaults.js';
 import { parseConfigText } from '../../src/config/load.js';
+import type { ObservePlan } from '../../src/daemon/ports.js';
 import { EvictionManager } from '../../src/eviction/manager.js';
 import { parseReplayLine } from '../../src/replay/input.js';
 import { boundedLines } from '../../src/replay/lines.js';
@@ -28,7 +35,7 @@ import { cgroupV1Unavailable } from '../lib/bench-cgroup.js';
 import { BenchNode } from '../lib/bench-node.js';
 import { benchPod, containerCgroup, podCgroup, syntheticUid } from '../lib/bench-pods.js';
 import { throwIfInterrupted, trackChild } from '../lib/cleanup.js';
-import type { BenchPart, PartContext } from '../lib/part.js';
+import type { BenchPart, PartContext, PartResult } from '../lib/part.js';
 import { RECORDING_CONFIG, writeRecording } from '../lib/recording.js';
 import { buildReferenceReader, countOps, RecordingHostFs, referenceReaderUnavailable, runReferenceReader } from '../lib/reference-reader.js';
 import { distribution, fmt, type Distribution } from '../lib/stats.js';
@@ -51,8 +58,14 @@ export interface CostPoint {
   readonly observeCpu: Distribution | null;
   /** The part of observe's CPU time spent in the kernel (reading cgroup files). */
   readonly observeSystemCpu: Distribution | null;
-  /** Observe in a pass woken by a notification: process counts reused from the last housekeeping pass. */
+  /**
+   * Observe in a pass that reads every pod's memory but counts no process: a pass woken by a memory
+   * notification with a memory threshold met (before reduced reads: every pass woken by a
+   * notification, which reused the counts of the last housekeeping pass).
+   */
   readonly observeReusingCounts: Distribution | null;
+  /** The passes as the loop runs them, reading the pods only as the decision needs them (absent before they did). */
+  readonly loopPasses?: LoopPasses;
   readonly decide: Distribution | null;
   readonly decideUnderPressure: Distribution | null;
   readonly total: Distribution | null;
@@ -61,8 +74,29 @@ export interface CostPoint {
   readonly podsObserved: number;
   /** Passes under pressure that produced an eviction (should be all of them). */
   readonly pressurePassesEvicting: number;
-  /** The C reference reader repeating one recorded housekeeping observe, or why it did not run. */
+  /** The C reference reader repeating one recorded full read, or why it did not run. */
   readonly reference?: ReferenceResult;
+  /** The same for one observe that reads every pod's memory and no process (absent before reduced reads). */
+  readonly referenceMemoryOnly?: ReferenceResult;
+}
+
+/** A pass as the loop runs it: observe with the engine's plan, then decide; wall and CPU, ms. */
+export interface LoopPass {
+  readonly total: Distribution | null;
+  readonly cpu: Distribution | null;
+  /** Passes that read the pods' memory (a threshold met, or the full read due). */
+  readonly podReads: number;
+}
+
+export interface LoopPasses {
+  /** Woken by a memory notification, no threshold met: the node's figures only. */
+  readonly notifiedCalm: LoopPass;
+  /** Woken by a memory notification with a memory threshold met: every pod's memory too, for the ranking. */
+  readonly notifiedUnderPressure: LoopPass;
+  /** The housekeeping pass, 10 s apart on a fake clock: one in six is the full read (every 60 s). */
+  readonly housekeeping: LoopPass;
+  /** The housekeeping passes that were full reads. */
+  readonly housekeepingFullRead: LoopPass;
 }
 
 export type ReferenceResult =
@@ -117,7 +151,7 @@ async function populate(node: BenchNode, count: number): Promise<Pod[]> {
   return pods;
 }
 
-// One more housekeeping observe, recorded, then repeated by the C reference reader as many times.
+// One more observe, recorded, then repeated by the C reference reader as many times.
 async function measureReference(observer: CgroupObserver, recorder: RecordingHostFs, pods: readonly Pod[], passes: number, context: PartContext): Promise<ReferenceResult> {
   const unavailable = referenceReaderUnavailable();
   if (unavailable !== null) return { kind: 'skipped', reason: unavailable };
@@ -134,16 +168,66 @@ async function measureReference(observer: CgroupObserver, recorder: RecordingHos
   }
 }
 
+// The plan the loop gives its observer: the engine's own.
+const planOf = (manager: EvictionManager, pods: readonly Pod[]): ObservePlan => ({ podStatsNeeded: (preliminary) => manager.podStatsNeeded({ ...preliminary, pods }) });
+
+/** Passes as the loop runs them, on one observer and one engine of their own. */
+class LoopPassSeries {
+  private readonly wallMs: number[] = [];
+  private readonly cpuMs: number[] = [];
+  private readonly fullWallMs: number[] = [];
+  private readonly fullCpuMs: number[] = [];
+  private podReads = 0;
+
+  constructor(
+    private readonly observer: CgroupObserver,
+    private readonly manager: EvictionManager,
+    private readonly clock: Clock,
+  ) {}
+
+  async pass(pods: readonly Pod[], measured: boolean): Promise<void> {
+    const startedMs = performance.now();
+    const cpu = process.cpuUsage();
+    const observation = await this.observer.observe(pods, planOf(this.manager, pods));
+    this.manager.synchronize({ nowMs: this.clock.nowMs(), summary: observation.summary, pods, dedicatedImageFs: observation.dedicatedImageFs, splitContainerFs: observation.splitContainerFs });
+    const cpuUsed = process.cpuUsage(cpu);
+    if (!measured) return;
+    const wallMs = performance.now() - startedMs;
+    const cpuMs = (cpuUsed.user + cpuUsed.system) / 1000;
+    this.wallMs.push(wallMs);
+    this.cpuMs.push(cpuMs);
+    if (observation.podStatsRead?.memory !== true) return;
+    this.podReads++;
+    if (observation.podStatsRead.processes) {
+      this.fullWallMs.push(wallMs);
+      this.fullCpuMs.push(cpuMs);
+    }
+  }
+
+  result(): LoopPass {
+    return { total: distribution(this.wallMs), cpu: distribution(this.cpuMs), podReads: this.podReads };
+  }
+
+  fullReads(): LoopPass {
+    return { total: distribution(this.fullWallMs), cpu: distribution(this.fullCpuMs), podReads: this.fullWallMs.length };
+  }
+
+  close(): void {
+    this.observer.close();
+  }
+}
+
 async function measurePoint(count: number, passes: number, context: PartContext, done: () => void): Promise<CostPoint> {
   const node = BenchNode.create(`cost-${count}`, NODE_LIMIT_BYTES);
   try {
     const pods = await populate(node, count);
     const common = { nodeName: 'cost-node', scratchDir: context.scratchDir, notifierMode: 'disabled' as const, clock: systemClock, logger: silentLogger };
-    // A housekeeping pass counts every pod's processes; a pass woken by a notification reuses the
-    // counts of the last housekeeping pass (as `run` configures the observer).
+    // A full read counts every pod's processes; a read of memory only counts none (as a pass woken
+    // by a notification with a memory threshold met).
     const recorder = new RecordingHostFs();
     const { observer } = node.adapters({ ...common, processCountIntervalMs: 0, hostFs: recorder });
-    const { observer: notifiedObserver } = node.adapters({ ...common, processCountIntervalMs: 3600_000 });
+    const memoryOnlyRecorder = new RecordingHostFs();
+    const { observer: memoryOnlyObserver } = node.adapters({ ...common, processCountIntervalMs: 3600_000, hostFs: memoryOnlyRecorder });
     const calm = new EvictionManager(parseConfigText(CALM_CONFIG, 'calm').eviction);
     const pressure = new EvictionManager(parseConfigText(PRESSURE_CONFIG, 'pressure').eviction);
     const observeMs: number[] = [];
@@ -171,7 +255,7 @@ async function measurePoint(count: number, passes: number, context: PartContext,
       const decidedMs = performance.now();
       const result = pressure.synchronize(input);
       const pressuredMs = performance.now();
-      await notifiedObserver.observe(pods);
+      await memoryOnlyObserver.observe(pods);
       const reusedMs = performance.now() - pressuredMs;
       if (pass < WARMUP_PASSES) continue;
       reusingMs.push(reusedMs);
@@ -185,16 +269,22 @@ async function measurePoint(count: number, passes: number, context: PartContext,
       done();
     }
     const reference = await measureReference(observer, recorder, pods, passes, context);
+    const referenceMemoryOnly = await measureReference(memoryOnlyObserver, memoryOnlyRecorder, pods, passes, context);
+    // Their kept-open files given back before the next observers keep theirs: the process may keep
+    // 20,000 open at 1,000 pods, about three observers' worth.
     observer.close();
-    notifiedObserver.close();
+    memoryOnlyObserver.close();
+    const loopPasses = await measureLoopPasses(node, pods, passes, common, done);
     return {
       reference,
+      referenceMemoryOnly,
       pods: count,
       passes,
       observe: distribution(observeMs),
       observeCpu: distribution(observeCpuMs),
       observeSystemCpu: distribution(observeSystemMs),
       observeReusingCounts: distribution(reusingMs),
+      loopPasses,
       decide: distribution(decideMs),
       decideUnderPressure: distribution(pressureMs),
       total: distribution(observeMs.map((ms, i) => ms + (decideMs[i] as number))),
@@ -204,6 +294,32 @@ async function measurePoint(count: number, passes: number, context: PartContext,
     };
   } finally {
     await node.destroy();
+  }
+}
+
+// The loop's passes, alternated pass by pass: woken by notifications (no full read comes due after
+// the first, warm-up pass), and housekeeping every 10 s on a clock of its own.
+async function measureLoopPasses(node: BenchNode, pods: readonly Pod[], passes: number, common: Omit<Parameters<BenchNode['adapters']>[0], 'processCountIntervalMs'>, done: () => void): Promise<LoopPasses> {
+  const engine = (config: string): EvictionManager => new EvictionManager(parseConfigText(config, 'loop').eviction);
+  const observerOf = (clock: Clock, observer: NonNullable<Parameters<BenchNode['adapters']>[0]['observer']>): CgroupObserver => node.adapters({ ...common, clock, processCountIntervalMs: 0, observer }).observer;
+  const housekeepingClock = new ManualClock(Date.now());
+  // A calm pass keeps only the node's files open (its one full read, the first, opens the pods' afresh).
+  const notifiedCalm = new LoopPassSeries(observerOf(systemClock, { fullReadIntervalMs: Number.POSITIVE_INFINITY, maxOpenCgroupFiles: 64 }), engine(CALM_CONFIG), systemClock);
+  const notifiedUnderPressure = new LoopPassSeries(observerOf(systemClock, { fullReadIntervalMs: Number.POSITIVE_INFINITY }), engine(PRESSURE_CONFIG), systemClock);
+  const housekeeping = new LoopPassSeries(observerOf(housekeepingClock, {}), engine(CALM_CONFIG), housekeepingClock);
+  try {
+    for (let pass = 0; pass < WARMUP_PASSES + passes; pass++) {
+      if (pass % 20 === 0) throwIfInterrupted();
+      const measured = pass >= WARMUP_PASSES;
+      await notifiedCalm.pass(pods, measured);
+      await notifiedUnderPressure.pass(pods, measured);
+      housekeepingClock.advanceTo(housekeepingClock.nowMs() + DEFAULT_HOUSEKEEPING_INTERVAL_MS);
+      await housekeeping.pass(pods, measured);
+      if (measured) done();
+    }
+    return { notifiedCalm: notifiedCalm.result(), notifiedUnderPressure: notifiedUnderPressure.result(), housekeeping: housekeeping.result(), housekeepingFullRead: housekeeping.fullReads() };
+  } finally {
+    for (const series of [notifiedCalm, notifiedUnderPressure, housekeeping]) series.close();
   }
 }
 
@@ -334,25 +450,46 @@ async function measureReplay(context: PartContext): Promise<ReplayThroughput> {
   };
 }
 
+/** Which halves KEA_BENCH_COST asks for: `passes`, `replay`, or both (unset). */
+function costHalvesFromEnv(): { passes: boolean; replay: boolean } {
+  const only = (process.env.KEA_BENCH_COST ?? '').trim();
+  if (only !== '' && only !== 'passes' && only !== 'replay') throw new Error(`KEA_BENCH_COST: ${only} is neither passes nor replay`);
+  return { passes: only !== 'replay', replay: only !== 'passes' };
+}
+
+// The half not measured this time keeps its stored figures (an empty result marks it).
+function mergeCostData(previous: PartResult<NodeCostData>, fresh: NodeCostData): NodeCostData {
+  const stored = previous.data;
+  if (stored === null) return fresh;
+  const points = fresh.points.length === 0 ? stored.points : fresh.points;
+  return { points, fit: fresh.points.length === 0 ? stored.fit : fresh.fit, replay: fresh.replay.runs === 0 ? stored.replay : fresh.replay };
+}
+
+const NO_REPLAY: ReplayThroughput = { steps: 0, pods: REPLAY_PODS, recordingBytes: 0, runs: 0, cliSeconds: null, cliStartupSeconds: null, inProcessSeconds: null, engineSeconds: null, outputLines: 0, evictionLines: 0 };
+
 export const nodeCostPart: BenchPart<NodeCostData> = {
   name: 'node-cost',
   title: 'Cost as the node grows',
-  estimateMs: (quick) => (quick ? 20_000 : 200_000),
+  estimateMs: (quick) => (costHalvesFromEnv().passes ? (quick ? 30_000 : 260_000) : 0) + (costHalvesFromEnv().replay ? (quick ? 10_000 : 60_000) : 0),
   unavailable: () => cgroupV1Unavailable(),
+  merge: mergeCostData,
   async run(context: PartContext): Promise<NodeCostData> {
+    const halves = costHalvesFromEnv();
     const passes = passesFor(context.quick);
-    const total = COST_POD_COUNTS.length * passes;
+    // Each size's full reads, then its passes as the loop runs them.
+    const total = COST_POD_COUNTS.length * passes * 2;
     let done = 0;
     const points: CostPoint[] = [];
-    for (const count of COST_POD_COUNTS) {
+    for (const count of halves.passes ? COST_POD_COUNTS : []) {
       throwIfInterrupted();
       const point = await measurePoint(count, passes, context, () => context.progress.step(++done, total, `${count} pods`));
       points.push(point);
+      const loop = point.loopPasses;
       context.progress.note(
-        `${count} pods: observe ${fmt(point.observe?.median)} ms, decide ${fmt(point.decide?.median)} ms (under pressure ${fmt(point.decideUnderPressure?.median)} ms), total ${fmt(point.total?.median)} ms median, ${fmt(point.total?.p99)} ms p99`,
+        `${count} pods: full read ${fmt(point.total?.median)} ms (CPU ${fmt(point.observeCpu?.median)} ms, C ${point.reference?.kind === 'measured' ? fmt(point.reference.cpuPerPassMs) : '–'} ms); notified pass ${fmt(loop?.notifiedCalm.total?.median)} ms, under memory pressure ${fmt(loop?.notifiedUnderPressure.total?.median)} ms; 10 s pass ${fmt(loop?.housekeeping.total?.median)} ms (full read ${fmt(loop?.housekeepingFullRead.total?.median)} ms)`,
       );
     }
-    const replay = await measureReplay(context);
+    const replay = halves.replay ? await measureReplay(context) : NO_REPLAY;
     return { points, fit: linearFit(points), replay };
   },
 };
