@@ -1,6 +1,6 @@
 // A sandbox in a real memory cgroup hierarchy for tests that need the kernel: it creates cgroups
-// only under one unique top cgroup (/sys/fs/cgroup/memory/kea-test-<pid>-<n> on cgroup v1,
-// /sys/fs/cgroup/kea-test-<pid>-<n> on cgroup v2), starts child processes inside them that
+// only under one unique top cgroup (/sys/fs/cgroup/memory/kea-test-<pid>-<tag>-<n> on cgroup v1,
+// /sys/fs/cgroup/kea-test-<pid>-<tag>-<n> on cgroup v2), starts child processes inside them that
 // allocate and touch a known amount of memory (or just idle, or run a given command), ends only the
 // processes it started (on v2: everything inside its top cgroup, through cgroup.kill), and removes
 // every cgroup below its top, deepest first, even when the test failed.
@@ -25,6 +25,7 @@
 // down the path, so processes belong in leaves (container cgroups), as the kubelet places them.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scaledTimeoutMs } from './timeout-scale.js';
@@ -88,6 +89,11 @@ export interface CgroupSandboxOptions {
 
 const DEFAULT_START_TIMEOUT_MS = 120_000;
 let sandboxCounter = 0;
+// Jest loads this module afresh for each test file, and with --runInBand every file runs in the
+// same process: without a tag of the module's own, the next file's first sandbox would reuse the
+// previous file's name, and what the previous file left running (a pod terminator's restart sweep,
+// still watching the pods it ended) would act on the new file's processes.
+const moduleTag = randomBytes(3).toString('hex');
 const liveSandboxes = new Set<CgroupSandbox>();
 
 // Last resort when the test process exits without running afterAll: kill what was started and
@@ -113,7 +119,7 @@ setInterval(() => {}, 1 << 30);
 `;
 
 export class CgroupSandbox {
-  /** The top cgroup's path relative to the hierarchy's root, `kea-test-<pid>-<n>` (below KEA_TEST_CGROUP_PARENT when set). */
+  /** The top cgroup's path relative to the hierarchy's root, `kea-test-<pid>-<tag>-<n>` (below KEA_TEST_CGROUP_PARENT when set). */
   readonly name: string;
   /** The top cgroup's absolute path. */
   readonly path: string;
@@ -128,7 +134,7 @@ export class CgroupSandbox {
     // CAP_DAC_OVERRIDE. A run with the agent's own capabilities (scripts/with-capabilities.sh)
     // gets a parent cgroup of its own instead, named here.
     const parent = version === 'v1' ? (process.env.KEA_TEST_CGROUP_PARENT ?? '') : '';
-    this.name = `${parent === '' ? '' : `${parent}/`}kea-test-${process.pid}-${sandboxCounter++}`;
+    this.name = `${parent === '' ? '' : `${parent}/`}kea-test-${process.pid}-${moduleTag}-${sandboxCounter++}`;
     this.path = join(memoryRoot, this.name);
     this.startTimeoutMs = startTimeoutMs;
   }

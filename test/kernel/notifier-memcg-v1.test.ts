@@ -2,7 +2,7 @@
 // a child process allocates past them, re-arming moves them, several fire independently, and stop is
 // prompt while a wait is outstanding (the arm/disarm soak is notifier-memcg-v1-cycles.test.ts).
 // Needs root and a cgroup v1 memory hierarchy; skipped with the reason printed otherwise. Cgroups
-// come from the shared sandbox (test/helpers/cgroup-sandbox.ts: kea-test-<pid>-<n>, removed even when
+// come from the shared sandbox (test/helpers/cgroup-sandbox.ts: kea-test-<pid>-<tag>-<n>, removed even when
 // a test fails); the allocators are started, and ended, here.
 
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -6,7 +6,7 @@
 // hierarchy (and, for the kernel log, a readable /dev/kmsg: CAP_SYSLOG where kernel.dmesg_restrict
 // is 1); skipped with the reason printed otherwise. Where /dev/kmsg is unreadable (the DaemonSet's
 // capabilities, as CI runs these tests under capsh) the agent's degraded path is what is measured.
-// Cgroups come from the shared sandbox (kea-test-<pid>-<n>, removed even when a test fails).
+// Cgroups come from the shared sandbox (kea-test-<pid>-<tag>-<n>, removed even when a test fails).
 
 import { readFileSync } from 'node:fs';
 import type { KernelOomKill } from '../../src/daemon/ports.js';

@@ -3,7 +3,7 @@
 // victim's, once an allocation takes the node past the threshold, reporting the usage it confirmed;
 // an event for a crossing downwards (usage below the threshold) kills nothing; a threshold never
 // crossed is dropped on request. Needs root, a cgroup v1 memory hierarchy and a C compiler; skipped
-// with the reason printed otherwise. Cgroups come from the shared sandbox (kea-test-<pid>-<n>).
+// with the reason printed otherwise. Cgroups come from the shared sandbox (kea-test-<pid>-<tag>-<n>).
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
