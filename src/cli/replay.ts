@@ -3,8 +3,9 @@
 // a long recording starts printing at once and a bad line stops with everything before it printed.
 
 import { createReadStream } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import type { StormGuardSettings } from '../api/agent-settings.js';
 import type { EvictionConfig } from '../api/eviction-config.js';
 import { formatConfigErrors } from '../config/effective-table.js';
@@ -13,9 +14,20 @@ import { ConfigError, ReplayInputError } from '../errors.js';
 import { parseReplayLine } from '../replay/input.js';
 import { boundedLines } from '../replay/lines.js';
 import { ReplayRunner } from '../replay/runner.js';
+import { replayThreaded } from '../replay/threaded-replay.js';
 import { pickTaintOptions, type TaintOptions } from '../taint/taint-options.js';
 
 const READ_CHUNK_BYTES = 1 << 20;
+
+/** Parsing threads at most, by default: past two the deciding thread is what limits (docs/replay.md). */
+const MAX_AUTO_THREADS = 2;
+/** By default a recording is parsed on the deciding thread up to this size, and on workers after it. */
+export const PARALLEL_AFTER_BYTES = 8 << 20;
+/** `--threads` at most. */
+const MAX_THREADS = 16;
+
+/** How many threads parse: `auto` is one less than the CPUs this process may use, at most MAX_AUTO_THREADS, and none on one CPU. */
+export type ReplayThreads = number | 'auto';
 
 /**
  * A recording file as `replay` reads it: in reads of 1 MiB, not the default 64 KiB (a recording's
@@ -65,7 +77,7 @@ export interface CommandStreams {
 }
 
 /** `replay --config FILE INPUT`: resolves with the exit status (1 for a bad configuration or input line). */
-export async function replayCommand(configPath: string, inputPath: string, streams: CommandStreams): Promise<number> {
+export async function replayCommand(configPath: string, inputPath: string, streams: CommandStreams, threads: ReplayThreads = 'auto'): Promise<number> {
   let config;
   try {
     config = await loadConfigFile(configPath);
@@ -75,8 +87,17 @@ export async function replayCommand(configPath: string, inputPath: string, strea
     return 1;
   }
   const input = inputPath === '-' ? streams.stdin : openRecording(inputPath);
+  const taintOptions = pickTaintOptions(config.agent.taintEviction);
+  const { stormGuard } = config.agent;
+  const { retriggerWindowMs } = config.agent.reporting;
+  // Two threads or more: the workers take over past PARALLEL_AFTER_BYTES, or from the start when asked for.
+  const workers = threads === 'auto' ? Math.min(availableParallelism(), MAX_AUTO_THREADS + 1) - 1 : threads;
   try {
-    await replayStream(config.eviction, input, streams.stdout, pickTaintOptions(config.agent.taintEviction), undefined, config.agent.stormGuard, config.agent.reporting.retriggerWindowMs);
+    if (workers === 0) await replayStream(config.eviction, input, streams.stdout, taintOptions, undefined, stormGuard, retriggerWindowMs);
+    else {
+      const runner = new ReplayRunner(config.eviction, taintOptions, stormGuard, retriggerWindowMs);
+      await replayThreaded(runner, input as AsyncIterable<Buffer | string>, streams.stdout, { threads: workers, parallelAfterBytes: threads === 'auto' ? PARALLEL_AFTER_BYTES : 0 });
+    }
     return 0;
   } catch (err) {
     if (!(err instanceof ReplayInputError)) throw err;
@@ -90,8 +111,16 @@ export function registerReplay(program: Command): void {
     .command('replay')
     .description('Replay a recording of node stats and pods (JSON Lines) through the engine and print each step\'s decisions')
     .requiredOption('-c, --config <file>', 'AgentConfiguration or KubeletConfiguration file')
+    .option('--threads <count>', `threads that parse the recording while one decides: auto (one less than the CPUs, at most ${MAX_AUTO_THREADS}, from ${PARALLEL_AFTER_BYTES >> 20} MiB in), or 0 to ${MAX_THREADS} (0: one thread does everything)`, parseThreads, 'auto' as ReplayThreads)
     .argument('[input]', 'recording file, or - for standard input', '-')
-    .action(async (inputPath: string, options: { config: string }) => {
-      process.exitCode = await replayCommand(options.config, inputPath, process);
+    .action(async (inputPath: string, options: { config: string; threads: ReplayThreads }) => {
+      process.exitCode = await replayCommand(options.config, inputPath, process, options.threads);
     });
+}
+
+function parseThreads(value: string): ReplayThreads {
+  if (value === 'auto') return value;
+  const count = /^\d{1,2}$/.test(value) ? Number(value) : NaN;
+  if (!(count <= MAX_THREADS)) throw new InvalidArgumentError(`expected auto or a whole number from 0 to ${MAX_THREADS}`);
+  return count;
 }

@@ -329,10 +329,21 @@ function validateNode(value: unknown, where: Where): Node | null {
 }
 
 /**
- * Parses one input line. `previousTimeMs` enforces that time never goes backwards.
- * Throws {@link ReplayInputError} naming the line and the field.
+ * A line read as far as its time: its JSON, its keys and its `time`, checked; the rest of the
+ * step not yet validated. What `parseReplayLine` does in three parts, so that a line can be read
+ * and validated without knowing the previous step's time (on another thread), and its order be
+ * checked afterwards, before any error found past its time is reported.
  */
-export function parseReplayLine(text: string, line: number, previousTimeMs: number | null): ReplayStep {
+export interface ReplayLineHead {
+  readonly line: number;
+  readonly timeMs: number;
+  /** `time` as the line spells it, for the "time goes backwards" message. */
+  readonly timeText: string;
+  readonly fields: Readonly<Record<string, unknown>>;
+}
+
+/** The first part of {@link parseReplayLine}: everything up to the time's order. */
+export function readReplayLineHead(text: string, line: number): ReplayLineHead {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -348,10 +359,21 @@ export function parseReplayLine(text: string, line: number, previousTimeMs: numb
   if (typeof step.time !== 'string') throw where.key('time').error(`expected an RFC 3339 timestamp, got ${typeName(step.time)}`);
   const timeMs = parseRfc3339(step.time);
   if (timeMs === null) throw where.key('time').error(`expected an RFC 3339 timestamp, got ${JSON.stringify(step.time)}`);
-  if (previousTimeMs !== null && timeMs < previousTimeMs) {
-    throw where.key('time').error(`time goes backwards: ${step.time} is before the previous step's ${formatRfc3339(previousTimeMs)}`);
-  }
+  return { line, timeMs, timeText: step.time, fields: step };
+}
 
+/** The second part: time never goes backwards. */
+export function checkReplayTimeOrder(line: number, timeMs: number, timeText: string, previousTimeMs: number | null): void {
+  if (previousTimeMs !== null && timeMs < previousTimeMs) {
+    throw new Where(line, '').key('time').error(`time goes backwards: ${timeText} is before the previous step's ${formatRfc3339(previousTimeMs)}`);
+  }
+}
+
+/** The third part: the step's summary, pods, node and flags, validated. */
+export function completeReplayLine(head: ReplayLineHead): ReplayStep {
+  const { line, timeMs } = head;
+  const step = head.fields as Readonly<Record<string, Json>>;
+  const where = new Where(line, '');
   const result: { -readonly [K in keyof ReplayStep]: ReplayStep[K] } = { line, timeMs };
   if (step.summary !== undefined) result.summary = validateSummary(step.summary, where.key('summary'));
   if (step.pods !== undefined) {
@@ -367,4 +389,14 @@ export function parseReplayLine(text: string, line: number, previousTimeMs: numb
     result[key] = v;
   }
   return result;
+}
+
+/**
+ * Parses one input line. `previousTimeMs` enforces that time never goes backwards.
+ * Throws {@link ReplayInputError} naming the line and the field.
+ */
+export function parseReplayLine(text: string, line: number, previousTimeMs: number | null): ReplayStep {
+  const head = readReplayLineHead(text, line);
+  checkReplayTimeOrder(line, head.timeMs, head.timeText, previousTimeMs);
+  return completeReplayLine(head);
 }

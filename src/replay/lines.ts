@@ -21,9 +21,7 @@ export async function* boundedLines(input: AsyncIterable<Buffer | string> | Iter
   let line = 0;
   // Held only up to the limit: past it the line is refused before the rest is read.
   const hold = (piece: Buffer): void => {
-    if (partsBytes + piece.length > maxLineBytes) {
-      throw new ReplayInputError(line + 1, '', `longer than ${formatLimit(maxLineBytes)}, the limit of a replay input line (one step per line: record shorter steps)`);
-    }
+    if (partsBytes + piece.length > maxLineBytes) throw lineTooLong(line + 1, maxLineBytes);
     parts.push(piece);
     partsBytes += piece.length;
   };
@@ -47,6 +45,11 @@ export async function* boundedLines(input: AsyncIterable<Buffer | string> | Iter
     hold(data.subarray(start));
   }
   if (partsBytes > 0) yield finish();
+}
+
+/** The error of a line over `maxLineBytes`. */
+export function lineTooLong(line: number, maxLineBytes: number): ReplayInputError {
+  return new ReplayInputError(line, '', `longer than ${formatLimit(maxLineBytes)}, the limit of a replay input line (one step per line: record shorter steps)`);
 }
 
 function formatLimit(bytes: number): string {

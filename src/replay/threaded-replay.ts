@@ -1,0 +1,159 @@
+// Replay with the parsing on other threads: JSON.parse and validation of a recording cost about
+// four times what the engine does, so worker threads parse batches of lines while this thread
+// decides, strictly in the recording's order, on what they parsed. What is printed, and where a
+// replay stops, are those of the single-threaded replay (cli/replay.ts, replayStream) byte for
+// byte: the same lines are parsed by the same code, each line's time is checked against the
+// previous step's here before any problem found past its time is reported, and every line before
+// a refused one is decided and printed. The first bytes are parsed on this thread, and the workers
+// start only past `parallelAfterBytes`, so a short recording costs no thread start.
+//
+// Memory stays bounded however long the recording: this thread reads ahead at most
+// AHEAD_PER_THREAD batches per worker (a batch is about BATCH_BYTES of whole lines, or one line
+// of at most the line limit), stops reading while they are parsed, and stops taking their results
+// while the output is not drained.
+
+import { Worker } from 'node:worker_threads';
+import type { Writable } from 'node:stream';
+import { checkReplayTimeOrder } from './input.js';
+import { lineBatches, parseBatch, type LineBatch, type LineResult } from './line-batches.js';
+import { MAX_REPLAY_LINE_BYTES } from './lines.js';
+import { resultsOf, type ParseReply, type ParseRequest } from './parse-protocol.js';
+import type { ReplayRunner } from './runner.js';
+import { SummaryDecoder } from './summary-codec.js';
+
+/** Whole lines handed to a worker at a time. */
+export const BATCH_BYTES = 1 << 20;
+/** Batches read ahead per worker: one being parsed and one waiting, so no worker idles. */
+export const AHEAD_PER_THREAD = 2;
+/** Output is written in pieces of about this size (one write per line would dominate). */
+const WRITE_BYTES = 65536;
+
+// A worker's JavaScript stack limit set to the main thread's (V8's default, 984 KiB; Node keeps
+// 192 KiB of a worker's stack below its limit), so that a line nested deep enough to exhaust it
+// fails on a worker exactly where it fails on one thread.
+const WORKER_STACK_MB = (984 + 192) / 1024;
+
+export interface ThreadedReplayOptions {
+  /** Worker threads that parse; 0 parses everything on this thread. */
+  readonly threads: number;
+  /** The input parsed on this thread before the workers start. */
+  readonly parallelAfterBytes: number;
+  readonly maxLineBytes?: number;
+  /** Default BATCH_BYTES. */
+  readonly batchBytes?: number;
+  /** The worker's script (default: parse-worker.js beside this file). */
+  readonly workerScript?: URL;
+}
+
+interface Waiting {
+  readonly resolve: (results: LineResult[]) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+/** The parsing workers: batches go round in turn, and each worker's replies come back in order. */
+class ParsePool {
+  private readonly workers: { readonly worker: Worker; readonly waiting: Waiting[]; readonly decoder: SummaryDecoder }[] = [];
+  private next = 0;
+
+  constructor(count: number, script: URL) {
+    for (let i = 0; i < count; i++) {
+      const worker = new Worker(script, { resourceLimits: { stackSizeMb: WORKER_STACK_MB } });
+      const entry = { worker, waiting: [] as Waiting[], decoder: new SummaryDecoder() };
+      const failAll = (err: unknown): void => {
+        for (const waiting of entry.waiting.splice(0)) waiting.reject(err);
+      };
+      worker.on('message', (reply: ParseReply) => {
+        const waiting = entry.waiting.shift();
+        try {
+          waiting?.resolve(resultsOf(reply, entry.decoder));
+        } catch (err) {
+          waiting?.reject(err);
+        }
+      });
+      worker.on('error', failAll);
+      worker.on('exit', (code) => failAll(new Error(`a replay parsing thread exited (${code})`)));
+      this.workers.push(entry);
+    }
+  }
+
+  get size(): number {
+    return this.workers.length;
+  }
+
+  parse(batch: LineBatch, maxLineBytes: number): Promise<LineResult[]> {
+    const entry = this.workers[this.next] as (typeof this.workers)[number];
+    this.next = (this.next + 1) % this.workers.length;
+    const request: ParseRequest = { firstLine: batch.firstLine, bytes: batch.bytes, maxLineBytes };
+    const results = new Promise<LineResult[]>((resolve, reject) => entry.waiting.push({ resolve, reject }));
+    entry.worker.postMessage(request, [batch.bytes.buffer as ArrayBuffer]);
+    return results;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map(({ worker }) => worker.terminate()));
+  }
+}
+
+/** Replays `input` into `output` through `runner`; resolves with the number of steps, rejects with ReplayInputError. */
+export async function replayThreaded(runner: ReplayRunner, input: AsyncIterable<Buffer | string>, output: Writable, options: ThreadedReplayOptions): Promise<number> {
+  const maxLineBytes = options.maxLineBytes ?? MAX_REPLAY_LINE_BYTES;
+  const script = options.workerScript ?? new URL('./parse-worker.js', import.meta.url);
+  let steps = 0;
+  let pending = '';
+  const decide = async (results: readonly LineResult[]): Promise<void> => {
+    for (const result of results) {
+      if (result.kind === 'fault') throw result.error;
+      if (result.kind === 'step') checkReplayTimeOrder(result.step.line, result.step.timeMs, result.timeText, runner.previousTimeMs);
+      else {
+        if (result.timeMs !== null) checkReplayTimeOrder(result.error.line, result.timeMs, result.timeText ?? '', runner.previousTimeMs);
+        throw result.error;
+      }
+      pending += `${JSON.stringify(runner.step(result.step))}\n`;
+      steps++;
+      if (pending.length > WRITE_BYTES) {
+        const drained = output.write(pending);
+        pending = '';
+        if (!drained) await new Promise((resolve) => output.once('drain', resolve));
+      }
+    }
+  };
+
+  const batches = lineBatches(input, options.batchBytes ?? BATCH_BYTES, maxLineBytes);
+  const ahead: Promise<LineResult[]>[] = [];
+  let pool: ParsePool | null = null;
+  let readBytes = 0;
+  try {
+    // A failure to read (a line over the limit, an I/O error) is reported after every line before it.
+    let readFailure: { error: unknown } | null = null;
+    for (;;) {
+      let next: IteratorResult<LineBatch>;
+      try {
+        next = await batches.next();
+      } catch (error) {
+        readFailure = { error };
+        break;
+      }
+      if (next.done === true) break;
+      const batch = next.value;
+      readBytes += batch.bytes.length;
+      if (pool === null && options.threads > 0 && readBytes > options.parallelAfterBytes) pool = new ParsePool(options.threads, script);
+      if (pool === null) {
+        await decide(parseBatch(batch, maxLineBytes));
+        continue;
+      }
+      const parsed = pool.parse(batch, maxLineBytes);
+      // Awaited in order below; a replay stopped earlier must not leave its rejection unhandled.
+      parsed.catch(() => undefined);
+      ahead.push(parsed);
+      if (ahead.length >= pool.size * AHEAD_PER_THREAD) await decide(await (ahead.shift() as Promise<LineResult[]>));
+    }
+    for (let parsed = ahead.shift(); parsed !== undefined; parsed = ahead.shift()) await decide(await parsed);
+    if (readFailure !== null) throw readFailure.error;
+  } finally {
+    // Every line before a bad one is printed.
+    if (pending !== '') output.write(pending);
+    await batches.return(undefined);
+    await pool?.close();
+  }
+  return steps;
+}
