@@ -2,6 +2,7 @@
 // end-to-end tests. It connects to the cluster, builds the node side from the compiled settings
 // (or takes the caller's stand-ins), and starts the agent (src/daemon) on them.
 
+import { releaseFreedMemory } from '../act/own-memory.js';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import { startAgent, type AgentDeps, type AgentOptions, type RunningAgent } from '../daemon/agent.js';
@@ -50,6 +51,9 @@ export interface AgentPlan extends AgentOptions {
 export async function startNodeAgent(plan: AgentPlan): Promise<RunningAgent> {
   const { config, nodeName, clock, logger } = plan;
   const client = await connectCluster(plan.cluster, nodeName, clock, logger);
+  // Compiling the client library leaves the C heap's high-water mark high: given back before the
+  // first lists and passes pile their own on top of it, and again once they are done.
+  releaseFreedMemory();
   logger.info('starting', { node: nodeName, server: client.server, config: plan.reload?.path, kind: config.kind, dryRun: plan.dryRun === true || config.agent.actions.dryRun });
   const cluster = client.clusterView();
   const context = { nodeName, clock, logger, epollLoop: createSharedEpollLoop(logger), node: () => cluster.node(), ...(plan.nodeCgroup === undefined ? {} : { nodeCgroup: plan.nodeCgroup }) };
@@ -83,6 +87,7 @@ export async function startNodeAgent(plan: AgentPlan): Promise<RunningAgent> {
     ...(plan.signal === undefined ? {} : { signal: plan.signal }),
   };
   const running = await startAgent(options, plan.decorate === undefined ? deps : plan.decorate(deps));
+  releaseFreedMemory();
   // Once the lock was first tried, its directory exists: is it the host's?
   if (lock !== null) reportLockSharing(lock.directory, logger);
   return running;
