@@ -2,12 +2,14 @@
 // set, else the copy scripts/install-node.sh leaves in its cache for the exact version the
 // Dockerfile's FROM lines name. Nothing is fetched here; a missing copy is a reason, with the
 // command that fetches it. Used by the runtime-tree test and the benchmark's runtime part. Also
-// the options the image's ENTRYPOINT starts node with, so the benchmark's parts that run the
-// real `run` command start it as the DaemonSet's pods do.
+// the options the image's ENTRYPOINT starts node with, and those the DaemonSet adds through
+// NODE_OPTIONS, so the benchmark's parts that run the real `run` command start it as the
+// DaemonSet's pods do.
 
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
 
 /** The exact Node version of the Dockerfile's base images (`node:24.22.3-bookworm-slim` -> 24.22.3). */
 export function imageNodeVersion(dockerfileText: string): string {
@@ -42,4 +44,13 @@ export function imageNodeOptions(repoRoot: string): readonly string[] {
   const script = command.findIndex((word: string) => word.endsWith('.js'));
   if (script < 0) throw new Error(`the Dockerfile's ENTRYPOINT names no script: ${entrypoint}`);
   return command.slice(1, script) as string[];
+}
+
+/** The NODE_OPTIONS the agent's container has in `<repoRoot>/deploy/daemonset.yaml` (the chart's defaults), or '' without one. */
+export function daemonSetNodeOptions(repoRoot: string): string {
+  const documents = parseAllDocuments(readFileSync(join(repoRoot, 'deploy', 'daemonset.yaml'), 'utf8')).map((d) => d.toJS() as unknown);
+  const daemonSet = documents.find((d): d is { spec: { template: { spec: { containers: { name: string; env?: { name: string; value?: string }[] }[] } } } } => (d as { kind?: unknown } | null)?.kind === 'DaemonSet');
+  if (daemonSet === undefined) throw new Error(`${repoRoot}/deploy/daemonset.yaml has no DaemonSet`);
+  const env = daemonSet.spec.template.spec.containers.flatMap((c) => c.env ?? []);
+  return env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
 }

@@ -1,5 +1,6 @@
 // Part 4, footprint: what the agent costs a node that is not under pressure. The real CLI
-// (`node <the image's node options> dist/src/main.js run --dry-run`) runs as a child process against an API stand-in in this
+// (`NODE_OPTIONS=<the DaemonSet's> node <the image's node options> dist/src/main.js run --dry-run`)
+// runs as a child process against an API stand-in in this
 // process with 110 pods on its node; it observes this machine's real root memory cgroup (the
 // threshold is set far below what is free, so nothing is ever evicted) and finds the 110 pods'
 // cgroups under a sandbox cgroup. After a warm-up, its CPU time (utime + stime from /proc) and
@@ -14,7 +15,7 @@ import { errorMessage } from '../../src/errors.js';
 import type { Pod } from '../../src/api/pod.js';
 import { kubeconfigFor, startApiStandIn, type ApiStandIn } from '../../src/demo/api-stand-in.js';
 import { BenchCgroup, cgroupV1Unavailable } from '../lib/bench-cgroup.js';
-import { imageNodeOptions } from '../lib/image-node.js';
+import { daemonSetNodeOptions, imageNodeOptions } from '../lib/image-node.js';
 import { benchPod, containerCgroup } from '../lib/bench-pods.js';
 import { throwIfInterrupted, trackChild } from '../lib/cleanup.js';
 import type { BenchPart, PartContext } from '../lib/part.js';
@@ -31,6 +32,8 @@ export interface FootprintData {
   readonly pods: number;
   /** The options node was started with, the image's ENTRYPOINT's (absent from older results). */
   readonly nodeOptions?: readonly string[];
+  /** NODE_OPTIONS as the DaemonSet sets it (absent from results measured without it). */
+  readonly nodeOptionsEnv?: string;
   readonly warmupSeconds: number;
   readonly sampleSeconds: number;
   /** CPU over the whole sampling window, as a percentage of one core. */
@@ -135,8 +138,12 @@ export async function measureCli(context: PartContext, sandbox: BenchCgroup, sta
   const sampleSeconds = options.sampleSeconds ?? sampleFor(context.quick);
   const ticksPerSecond = clockTicksPerSecond();
   const nodeOptions = imageNodeOptions(repositoryOf(context));
+  const nodeOptionsEnv = daemonSetNodeOptions(repositoryOf(context));
   const child: ChildProcess = trackChild(
-    spawn(options.nodeBin ?? process.execPath, [...nodeOptions, context.mainJs, 'run', '--config', configPath, '--kubeconfig', kubeconfigPath, '--node-name', FOOTPRINT_NODE_NAME, '--dry-run', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn(options.nodeBin ?? process.execPath, [...nodeOptions, context.mainJs, 'run', '--config', configPath, '--kubeconfig', kubeconfigPath, '--node-name', FOOTPRINT_NODE_NAME, '--dry-run', '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NODE_OPTIONS: nodeOptionsEnv },
+    }),
   );
   const output: string[] = [];
   for (const stream of [child.stdout, child.stderr]) if (stream !== null) createInterface({ input: stream }).on('line', (line) => output.push(line));
@@ -184,6 +191,7 @@ export async function measureCli(context: PartContext, sandbox: BenchCgroup, sta
     if (problems.length > 0) context.progress.note(`the agent logged ${problems.length} error line(s), e.g. ${problems[0]}`);
     return {
       nodeOptions,
+      nodeOptionsEnv,
       warmupSeconds,
       sampleSeconds,
       cpuPercentOfOneCore,

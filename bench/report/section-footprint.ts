@@ -100,8 +100,8 @@ export function footprintSection(result: PartResult<FootprintData>): Section {
   const markdown = `## 4. Footprint
 
 What the agent costs a node that is not under pressure. The real command, started as the image's
-ENTRYPOINT starts it,
-\`node ${(data.nodeOptions ?? []).map((o) => `${o} `).join('')}dist/src/main.js run --config … --kubeconfig … --node-name ${'footprint-node'} --dry-run --port 0\`, runs as a
+ENTRYPOINT starts it with the DaemonSet's environment,
+\`${data.nodeOptionsEnv === undefined || data.nodeOptionsEnv === '' ? '' : `NODE_OPTIONS=${data.nodeOptionsEnv} `}node ${(data.nodeOptions ?? []).map((o) => `${o} `).join('')}dist/src/main.js run --config … --kubeconfig … --node-name ${'footprint-node'} --dry-run --port 0\`, runs as a
 child process against an API stand-in in the benchmark's process with ${data.pods} pods on its node
 (${data.watchesOpen} watches open). It observes this machine's real root memory cgroup read-only, with the
 memcg notifier armed on it and \`memory.available: 1Mi\` so nothing is ever evicted, and finds its ${data.pods}
