@@ -1,5 +1,6 @@
 // `npm run bench`: runs the benchmark parts (the OOM race, reaction latency, cost as the node
-// grows, footprint, Node 20 against the image's Node, the reaction on a real node, an ops port flood), prints progress with an ETA, stores each part's result under
+// grows, footprint, Node 20 against the image's Node, the reaction on a real node, an ops port flood,
+// replay throughput), prints progress with an ETA, stores each part's result under
 // bench/results/, and regenerates docs/benchmarks.md and its charts from the latest result of
 // every part. A part that cannot run here (not root, no cgroup v1) says so, with the reason, and
 // is recorded as skipped unless earlier results of it exist, which are kept. Everything it
@@ -9,7 +10,7 @@
 //   npm run bench                       everything (about half an hour)
 //   npm run bench -- --quick            a smoke check: few runs of each part (a few minutes);
 //                                       writes to a scratch directory, not docs/, unless --out is given
-//   npm run bench -- --part oom-race    one part (oom-race, reaction-latency, node-cost, footprint, runtime, real-node, ops-flood, node-lock)
+//   npm run bench -- --part oom-race    one part (oom-race, reaction-latency, node-cost, footprint, runtime, real-node, ops-flood, node-lock, replay)
 //   npm run bench -- --out DIR          write DIR/benchmarks.md (and results next to it)
 //   npm run bench -- --root DIR         the repository to write docs/ and bench/results/ into
 //                                       (default: the one the compiled runner sits in)
@@ -35,6 +36,7 @@ import { nodeLockPart } from './parts/node-lock.js';
 import { opsFloodPart } from './parts/ops-flood.js';
 import { reactionLatencyPart } from './parts/reaction-latency.js';
 import { realNodePart } from './parts/real-node.js';
+import { replayPart } from './parts/replay.js';
 import { runtimePart } from './parts/runtime.js';
 import { installInterruptHandlers, InterruptedError, interruptSignal } from './lib/cleanup.js';
 import { describeMachine } from './lib/machine.js';
@@ -44,7 +46,7 @@ import { fmtDuration } from './lib/stats.js';
 import { writeBenchmarkPage } from './report/page.js';
 import { allRatios, ratioLine } from './report/ratios.js';
 
-const PARTS: readonly BenchPart<unknown>[] = [oomRacePart, reactionLatencyPart, nodeCostPart, footprintPart, runtimePart, realNodePart, opsFloodPart, nodeLockPart] as readonly BenchPart<unknown>[];
+const PARTS: readonly BenchPart<unknown>[] = [oomRacePart, reactionLatencyPart, nodeCostPart, footprintPart, runtimePart, realNodePart, opsFloodPart, nodeLockPart, replayPart] as readonly BenchPart<unknown>[];
 
 interface Options {
   readonly repoRoot: string;

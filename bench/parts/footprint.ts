@@ -45,6 +45,13 @@ export interface FootprintData {
   readonly rssLastBytes: number;
   /** VmHWM at the end of the window: the highest RSS since the process started. */
   readonly rssPeakSinceStartBytes: number;
+  /**
+   * RSS at the end of the window, split as the kernel counts it: anonymous memory (V8's heap, the C
+   * heap, stacks) and file-backed pages (the node binary's code and data and the libraries', shared
+   * with every other node process and dropped by the kernel under pressure). Absent from older results.
+   */
+  readonly rssAnonLastBytes?: number;
+  readonly rssFileLastBytes?: number;
   /** Voluntary context switches of the main thread per second over the window (how often it wakes). */
   readonly mainThreadWakeupsPerSecond: number;
   /** The main thread's share of the CPU over the window, % of one core (the rest: libuv pool, V8's GC and compiler threads). */
@@ -81,13 +88,13 @@ function cpuTicks(statPath: string): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-/** CPU ticks of all its threads and of the main thread, VmRSS and VmHWM in bytes, and the main thread's voluntary context switches. */
-function sampleProcess(pid: number): { ticks: number; mainTicks: number; rssBytes: number; peakRssBytes: number; wakeups: number } {
+/** CPU ticks of all its threads and of the main thread, VmRSS (and its anonymous and file-backed parts) and VmHWM in bytes, and the main thread's voluntary context switches. */
+function sampleProcess(pid: number): { ticks: number; mainTicks: number; rssBytes: number; rssAnonBytes: number; rssFileBytes: number; peakRssBytes: number; wakeups: number } {
   const ticks = cpuTicks(`/proc/${pid}/stat`);
   const mainTicks = cpuTicks(`/proc/${pid}/task/${pid}/stat`);
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const wakeups = Number(/^voluntary_ctxt_switches:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  return { ticks, mainTicks, rssBytes: statusFieldBytes(status, 'VmRSS'), peakRssBytes: statusFieldBytes(status, 'VmHWM'), wakeups };
+  return { ticks, mainTicks, rssBytes: statusFieldBytes(status, 'VmRSS'), rssAnonBytes: statusFieldBytes(status, 'RssAnon'), rssFileBytes: statusFieldBytes(status, 'RssFile'), peakRssBytes: statusFieldBytes(status, 'VmHWM'), wakeups };
 }
 
 /** The 110 pods of the footprint node in the stand-in, most with an idle process in its cgroup. */
@@ -200,6 +207,8 @@ export async function measureCli(context: PartContext, sandbox: BenchCgroup, sta
       rssFirstBytes: first.rssBytes,
       rssLastBytes: previous.rssBytes,
       rssPeakSinceStartBytes: previous.peakRssBytes,
+      rssAnonLastBytes: previous.rssAnonBytes,
+      rssFileLastBytes: previous.rssFileBytes,
       mainThreadWakeupsPerSecond: (previous.wakeups - first.wakeups) / elapsedS,
       mainThreadCpuPercentOfOneCore: ((previous.mainTicks - first.mainTicks) / ticksPerSecond / elapsedS) * 100,
       stopMs,

@@ -7,36 +7,25 @@
 // reading the pods only as the decision needs them: a pass woken by a memory notification on a
 // calm node and on one where a memory threshold is met (every pod's memory read, no process
 // count), and the 10 s housekeeping pass on its own cadence (a fake clock 10 s on per pass, so
-// one pass in six is the full read). Then `replay` throughput on a 10,000-step recording of 110
-// pods, for the real command end to end and in process. Built on bench/observe-bench.ts (same pod
-// layout: an app and a pause container cgroup per pod, a tiny idle process in one pod of ten).
-// KEA_BENCH_COST=passes (or replay) measures only that half and keeps the stored other one.
+// one pass in six is the full read). (`replay` throughput is part 9, bench/parts/replay.ts.) Built on
+// bench/observe-bench.ts (same pod layout: an app and a pause container cgroup per pod, a tiny idle
+// process in one pod of ten).
 
-import { spawn } from 'node:child_process';
-import { createReadStream, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { Writable } from 'node:stream';
 import { systemClock, type Clock } from '../../src/api/clock.js';
 import { ManualClock } from '../../src/api/manual-clock.js';
 import { silentLogger } from '../../src/api/logger.js';
 import type { Pod } from '../../src/api/pod.js';
-import { openRecording, replayStream } from '../../src/cli/replay.js';
 import { DEFAULT_HOUSEKEEPING_INTERVAL_MS } from '../../src/config/defaults.js';
 import { parseConfigText } from '../../src/config/load.js';
 import type { ObservePlan } from '../../src/daemon/ports.js';
 import { EvictionManager } from '../../src/eviction/manager.js';
-import { parseReplayLine } from '../../src/replay/input.js';
-import { boundedLines } from '../../src/replay/lines.js';
-import { ReplayRunner } from '../../src/replay/runner.js';
 import type { CgroupObserver } from '../../src/observe/cgroup-observer.js';
 import { errorMessage } from '../../src/errors.js';
 import { cgroupV1Unavailable } from '../lib/bench-cgroup.js';
 import { BenchNode } from '../lib/bench-node.js';
 import { benchPod, containerCgroup, podCgroup, syntheticUid } from '../lib/bench-pods.js';
-import { throwIfInterrupted, trackChild } from '../lib/cleanup.js';
-import type { BenchPart, PartContext, PartResult } from '../lib/part.js';
-import { RECORDING_CONFIG, writeRecording } from '../lib/recording.js';
+import { throwIfInterrupted } from '../lib/cleanup.js';
+import type { BenchPart, PartContext } from '../lib/part.js';
 import { buildReferenceReader, countOps, RecordingHostFs, referenceReaderUnavailable, runReferenceReader } from '../lib/reference-reader.js';
 import { distribution, fmt, type Distribution } from '../lib/stats.js';
 
@@ -44,7 +33,6 @@ export const COST_POD_COUNTS = [10, 110, 500, 1000];
 const WARMUP_PASSES = 10;
 const NODE_LIMIT_BYTES = 4n << 30n;
 const IDLE_EVERY = 10;
-export const REPLAY_PODS = 110;
 
 const CALM_CONFIG = 'evictionHard:\n  memory.available: 256Mi\nenforceNodeAllocatable: []\n';
 // A threshold above the node's capacity: met on every pass, so every pass ranks all the pods
@@ -103,38 +91,13 @@ export type ReferenceResult =
   | { readonly kind: 'measured'; readonly passes: number; readonly passMs: Distribution | null; readonly cpuPerPassMs: number; readonly ops: Readonly<Record<string, number>> }
   | { readonly kind: 'skipped' | 'failed'; readonly reason: string };
 
-export interface ReplayThroughput {
-  readonly steps: number;
-  readonly pods: number;
-  readonly recordingBytes: number;
-  readonly runs: number;
-  /** `node dist/src/main.js replay` on the recording, spawn to exit. */
-  readonly cliSeconds: Distribution | null;
-  /** The same command on an empty recording: start-up alone. */
-  readonly cliStartupSeconds: Distribution | null;
-  /** replayStream in process: read, validate, decide, write. */
-  readonly inProcessSeconds: Distribution | null;
-  /** ReplayRunner.step alone (the engine, parse excluded). */
-  readonly engineSeconds: Distribution | null;
-  /**
-   * Reading the recording's lines as replay does and `JSON.parse` of each, nothing else: the floor
-   * of any replay that parses its JSON on one thread (absent from results before it was measured).
-   */
-  readonly parseOnlySeconds?: Distribution | null;
-  readonly outputLines: number;
-  readonly evictionLines: number;
-}
-
 export interface NodeCostData {
   readonly points: readonly CostPoint[];
   /** Least-squares line through the median totals: cost per pod and fixed cost (ms). */
   readonly fit: { readonly perPodMs: number; readonly fixedMs: number; readonly r2: number } | null;
-  readonly replay: ReplayThroughput;
 }
 
 const passesFor = (quick: boolean): number => (quick ? 20 : 300);
-const replayStepsFor = (quick: boolean): number => (quick ? 1000 : 10_000);
-const replayRunsFor = (quick: boolean): number => (quick ? 1 : 3);
 
 async function populate(node: BenchNode, count: number): Promise<Pod[]> {
   const pods: Pod[] = [];
@@ -338,149 +301,18 @@ function linearFit(points: readonly CostPoint[]): NodeCostData['fit'] {
   return { perPodMs: slope, fixedMs: intercept, r2: ssTot === 0 ? 1 : 1 - ssRes / ssTot };
 }
 
-/** Runs the CLI; resolves with its wall time (s) and the lines it printed. */
-function timeCli(mainJs: string, args: readonly string[]): Promise<{ seconds: number; lines: number; evictionLines: number }> {
-  return new Promise((resolve, reject) => {
-    const startedMs = performance.now();
-    const child = trackChild(spawn(process.execPath, [mainJs, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }));
-    let lines = 0;
-    let evictionLines = 0;
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      lines++;
-      if (!line.includes('"evictions":[]')) evictionLines++;
-    });
-    child.once('error', reject);
-    child.once('close', (code) => {
-      if (code !== 0) reject(new Error(`replay exited with ${code}: ${stderr.trim()}`));
-      else resolve({ seconds: (performance.now() - startedMs) / 1000, lines, evictionLines });
-    });
-  });
-}
-
-async function inProcessReplay(configText: string, recording: string): Promise<{ seconds: number; lines: number }> {
-  const config = parseConfigText(configText, 'replay.yaml');
-  let lines = 0;
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      for (const byte of chunk) if (byte === 10) lines++;
-      callback();
-    },
-  });
-  const startedMs = performance.now();
-  await replayStream(config.eviction, openRecording(recording), sink);
-  return { seconds: (performance.now() - startedMs) / 1000, lines };
-}
-
-// The engine alone: lines are parsed outside the timed region, one step at a time.
-async function engineOnly(configText: string, recording: string): Promise<number> {
-  const runner = new ReplayRunner(parseConfigText(configText, 'replay.yaml').eviction);
-  let engineMs = 0;
-  let line = 0;
-  for await (const text of createInterface({ input: createReadStream(recording), crlfDelay: Infinity })) {
-    line++;
-    const step = parseReplayLine(text, line, runner.previousTimeMs);
-    const startedMs = performance.now();
-    runner.step(step);
-    engineMs += performance.now() - startedMs;
-  }
-  return engineMs / 1000;
-}
-
-// What parsing costs on its own: the same line reader as replay, JSON.parse, no validation.
-async function parseOnly(recording: string): Promise<{ seconds: number; lines: number }> {
-  const startedMs = performance.now();
-  let lines = 0;
-  for await (const { text } of boundedLines(openRecording(recording) as AsyncIterable<Buffer>)) {
-    if (JSON.parse(text) !== null) lines++;
-  }
-  return { seconds: (performance.now() - startedMs) / 1000, lines };
-}
-
-async function measureReplay(context: PartContext): Promise<ReplayThroughput> {
-  const steps = replayStepsFor(context.quick);
-  const runs = replayRunsFor(context.quick);
-  const recording = join(context.scratchDir, 'recording.jsonl');
-  const empty = join(context.scratchDir, 'empty.jsonl');
-  const config = join(context.scratchDir, 'replay.yaml');
-  writeFileSync(config, RECORDING_CONFIG);
-  writeFileSync(empty, '');
-  const recordingBytes = await writeRecording(recording, steps, REPLAY_PODS);
-  context.progress.note(`replay: ${steps} steps, ${REPLAY_PODS} pods, ${fmt(recordingBytes / 2 ** 20)} MiB recording`);
-  const cli: number[] = [];
-  const startup: number[] = [];
-  const inProcess: number[] = [];
-  const engine: number[] = [];
-  const parse: number[] = [];
-  let outputLines = 0;
-  let evictionLines = 0;
-  for (let run = 0; run < runs; run++) {
-    throwIfInterrupted();
-    // Alternated, so a busy moment does not fall on one of them only.
-    const full = await timeCli(context.mainJs, ['replay', '--config', config, recording]);
-    cli.push(full.seconds);
-    outputLines = full.lines;
-    evictionLines = full.evictionLines;
-    startup.push((await timeCli(context.mainJs, ['replay', '--config', config, empty])).seconds);
-    const own = await inProcessReplay(RECORDING_CONFIG, recording);
-    if (own.lines !== steps) throw new Error(`in-process replay printed ${own.lines} lines for ${steps} steps`);
-    inProcess.push(own.seconds);
-    engine.push(await engineOnly(RECORDING_CONFIG, recording));
-    const parsed = await parseOnly(recording);
-    if (parsed.lines !== steps) throw new Error(`parsing alone read ${parsed.lines} lines for ${steps} steps`);
-    parse.push(parsed.seconds);
-    context.progress.note(
-      `replay run ${run + 1}/${runs}: CLI ${fmt(steps / full.seconds)} steps/s, in process ${fmt(steps / own.seconds)} steps/s, engine ${fmt(steps / (engine.at(-1) ?? 1))} steps/s, JSON.parse alone ${fmt(steps / parsed.seconds)} steps/s`,
-    );
-  }
-  if (outputLines !== steps) throw new Error(`replay printed ${outputLines} lines for ${steps} steps`);
-  return {
-    steps,
-    pods: REPLAY_PODS,
-    recordingBytes,
-    runs,
-    cliSeconds: distribution(cli),
-    cliStartupSeconds: distribution(startup),
-    inProcessSeconds: distribution(inProcess),
-    engineSeconds: distribution(engine),
-    parseOnlySeconds: distribution(parse),
-    outputLines,
-    evictionLines,
-  };
-}
-
-/** Which halves KEA_BENCH_COST asks for: `passes`, `replay`, or both (unset). */
-function costHalvesFromEnv(): { passes: boolean; replay: boolean } {
-  const only = (process.env.KEA_BENCH_COST ?? '').trim();
-  if (only !== '' && only !== 'passes' && only !== 'replay') throw new Error(`KEA_BENCH_COST: ${only} is neither passes nor replay`);
-  return { passes: only !== 'replay', replay: only !== 'passes' };
-}
-
-// The half not measured this time keeps its stored figures (an empty result marks it).
-function mergeCostData(previous: PartResult<NodeCostData>, fresh: NodeCostData): NodeCostData {
-  const stored = previous.data;
-  if (stored === null) return fresh;
-  const points = fresh.points.length === 0 ? stored.points : fresh.points;
-  return { points, fit: fresh.points.length === 0 ? stored.fit : fresh.fit, replay: fresh.replay.runs === 0 ? stored.replay : fresh.replay };
-}
-
-const NO_REPLAY: ReplayThroughput = { steps: 0, pods: REPLAY_PODS, recordingBytes: 0, runs: 0, cliSeconds: null, cliStartupSeconds: null, inProcessSeconds: null, engineSeconds: null, outputLines: 0, evictionLines: 0 };
-
 export const nodeCostPart: BenchPart<NodeCostData> = {
   name: 'node-cost',
   title: 'Cost as the node grows',
-  estimateMs: (quick) => (costHalvesFromEnv().passes ? (quick ? 30_000 : 260_000) : 0) + (costHalvesFromEnv().replay ? (quick ? 10_000 : 60_000) : 0),
+  estimateMs: (quick) => (quick ? 30_000 : 260_000),
   unavailable: () => cgroupV1Unavailable(),
-  merge: mergeCostData,
   async run(context: PartContext): Promise<NodeCostData> {
-    const halves = costHalvesFromEnv();
     const passes = passesFor(context.quick);
     // Each size's full reads, then its passes as the loop runs them.
     const total = COST_POD_COUNTS.length * passes * 2;
     let done = 0;
     const points: CostPoint[] = [];
-    for (const count of halves.passes ? COST_POD_COUNTS : []) {
+    for (const count of COST_POD_COUNTS) {
       throwIfInterrupted();
       const point = await measurePoint(count, passes, context, () => context.progress.step(++done, total, `${count} pods`));
       points.push(point);
@@ -489,7 +321,6 @@ export const nodeCostPart: BenchPart<NodeCostData> = {
         `${count} pods: full read ${fmt(point.total?.median)} ms (CPU ${fmt(point.observeCpu?.median)} ms, C ${point.reference?.kind === 'measured' ? fmt(point.reference.cpuPerPassMs) : '–'} ms); notified pass ${fmt(loop?.notifiedCalm.total?.median)} ms, under memory pressure ${fmt(loop?.notifiedUnderPressure.total?.median)} ms; 10 s pass ${fmt(loop?.housekeeping.total?.median)} ms (full read ${fmt(loop?.housekeepingFullRead.total?.median)} ms)`,
       );
     }
-    const replay = halves.replay ? await measureReplay(context) : NO_REPLAY;
-    return { points, fit: linearFit(points), replay };
+    return { points, fit: linearFit(points) };
   },
 };

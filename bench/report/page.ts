@@ -16,6 +16,7 @@ import type { NodeLockData } from '../parts/node-lock.js';
 import type { OpsFloodData } from '../parts/ops-flood.js';
 import type { ReactionLatencyData } from '../parts/reaction-latency.js';
 import type { RealNodeData } from '../parts/real-node.js';
+import type { ReplayData } from '../parts/replay.js';
 import type { RuntimeData } from '../parts/runtime.js';
 import { errorMessage } from '../../src/errors.js';
 import { missingSection, table, type Headline, type Section } from './markdown.js';
@@ -26,6 +27,7 @@ import { oomRaceSection } from './section-oom-race.js';
 import { nodeLockSection } from './section-node-lock.js';
 import { opsFloodSection } from './section-ops-flood.js';
 import { realNodeSection } from './section-real-node.js';
+import { replaySection } from './section-replay.js';
 import { runtimeSection } from './section-runtime.js';
 
 type Render = (result: PartResult, title: string, results: ReadonlyMap<string, PartResult>) => Section;
@@ -56,7 +58,11 @@ const PLACEHOLDERS: Readonly<Record<string, readonly Omit<Headline, 'result' | '
     { what: 'a pass woken by a memory notification that finds no threshold met (observe + decide), 1000 pods, median', target: '< 20 ms' },
     { what: 'a pass woken by a memory notification that finds a memory threshold met (observe + decide), 1000 pods, median', target: '< 20 ms' },
     { what: 'Growth with the number of pods', target: 'close to linear' },
-    { what: 'replay, 10,000 steps × 110 pods', target: '> 5,000 steps/s end to end' },
+  ],
+  replay: [{ what: 'replay, 10,000 steps × 110 pods', target: '> 5,000 steps/s end to end' }],
+  runtime: [
+    { what: 'RSS of `run` on the image\'s Node, maximum over the run including start, 110 pods', target: '< 64 MiB' },
+    { what: 'idle CPU of `run` on the image\'s Node, 110 pods', target: '< 0.2 % of one core' },
   ],
   'ops-flood': [
     { what: 'RSS growth of `run` under a flood of the metrics port (775 or 3,100 connections at once), worst run', target: '< 48 MiB' },
@@ -64,9 +70,9 @@ const PLACEHOLDERS: Readonly<Record<string, readonly Omit<Headline, 'result' | '
   ],
   'node-lock': [{ what: 'node lock takeover: SIGKILL of the acting agent → the standby holds the lock (may act)', target: '< 200 ms' }],
   footprint: [
-    { what: 'idle CPU of `run` at 110 pods', target: '< 0.3 % of one core' },
+    { what: 'idle CPU of `run` at 110 pods', target: '< 0.2 % of one core' },
     { what: 'main-thread wake-ups per second, idle, 110 pods', target: '–' },
-    { what: 'RSS of `run`, maximum over the run including start', target: '< 100 MB' },
+    { what: 'RSS of `run`, maximum over the run including start', target: '< 64 MiB' },
     { what: 'Memory over 10,000 synchronize passes', target: 'no growth' },
   ],
 };
@@ -79,6 +85,7 @@ const RENDERERS: Readonly<Record<string, Render>> = {
   runtime: (r, title) => runtimeSection(r as PartResult<RuntimeData>, title),
   'ops-flood': (r, title) => opsFloodSection(r as PartResult<OpsFloodData>, title),
   'node-lock': (r, title) => nodeLockSection(r as PartResult<NodeLockData>, title),
+  replay: (r, title) => replaySection(r as PartResult<ReplayData>, title),
   'real-node': (r, title, results) => realNodeSection(r as PartResult<RealNodeData>, title, results.get('reaction-latency') as PartResult<ReactionLatencyData> | undefined),
 };
 
@@ -141,7 +148,7 @@ ${cgroupV2RaceSection()}
 \`\`\`
 npm run bench                       # everything, about half an hour; rewrites this page
 npm run bench -- --quick            # a smoke check, a few minutes (writes to a scratch directory)
-npm run bench -- --part oom-race    # one part: oom-race, reaction-latency, node-cost, footprint, runtime, real-node, ops-flood, node-lock
+npm run bench -- --part oom-race    # one part: oom-race, reaction-latency, node-cost, footprint, runtime, real-node, ops-flood, node-lock, replay
 \`\`\`
 
 It needs root and a cgroup v1 memory hierarchy with \`cgroup.event_control\` at \`/sys/fs/cgroup/memory\`

@@ -1,12 +1,12 @@
 // The cost-as-the-node-grows section: one synchronize pass (observe, decide, both) at 10 to
 // 1,000 pods, its growth per pod, the passes as the loop runs them (reading the pods only as the
-// decision needs them), a chart, `replay` throughput, and the headlines against the targets (a 10 s
-// pass under 5 ms median at 110 pods and under 40 ms at 1,000, a pass woken by a notification under
-// 20 ms at 1,000, a full read within 1.2× of the C reader's CPU time, close to linear, replay over
-// 5,000 steps/s end to end), with the previous round's figures beside them.
+// decision needs them), a chart, and the headlines against the targets (a 10 s pass under 5 ms
+// median at 110 pods and under 40 ms at 1,000, a pass woken by a notification under 20 ms at 1,000,
+// a full read within 1.2× of the C reader's CPU time, close to linear), with the previous round's
+// figures beside them. (`replay` throughput is part 9, section-replay.ts.)
 
 import type { PartResult } from '../lib/part.js';
-import { fmt, MiB } from '../lib/stats.js';
+import { fmt } from '../lib/stats.js';
 import type { LoopPass, NodeCostData } from '../parts/node-cost.js';
 import { chartCaption, measuredOn, table, type Headline, type Section } from './markdown.js';
 import { lineChart } from './svg.js';
@@ -23,8 +23,6 @@ const PREVIOUS_ROUND: Readonly<Record<number, { readonly passMs: number; readonl
 };
 /** A pass woken by a memory notification at 1,000 pods, observe + decide (issue 30). */
 const NOTIFIED_PASS_TARGET_MS = 20;
-/** `replay` end to end, steps per second, 10,000 steps of 110 pods. */
-const TARGET_REPLAY_STEPS_PER_SECOND = 5000;
 /** One pass against the C reference reader of the same files: at most this many times its CPU time (issue 30). */
 const TARGET_REFERENCE_RATIO = TARGET_PASS_CPU_RATIO;
 
@@ -174,26 +172,6 @@ export function costSection(result: PartResult<NodeCostData>): Section {
       ...(marginalRatio > LINEAR_MARGINAL_RATIO ? { note: `the cost per added pod grows with the node (more than ×${LINEAR_MARGINAL_RATIO}); least-squares line ${fmt(data.fit.perPodMs * 1000)} µs per pod, R² ${data.fit.r2.toFixed(3)}` } : {}),
     });
   }
-  const r = data.replay;
-  const perSecond = (seconds: number | undefined): string => (seconds === undefined ? '–' : fmt(r.steps / seconds));
-  const endToEnd = r.cliSeconds === null ? null : r.steps / r.cliSeconds.median;
-  const startupSeconds = r.cliStartupSeconds?.median ?? 0;
-  headlines.push({
-    what: `replay, ${r.steps.toLocaleString('en-US')} steps × ${r.pods} pods`,
-    target: `> ${TARGET_REPLAY_STEPS_PER_SECOND.toLocaleString('en-US')} steps/s end to end`,
-    result: `${perSecond(r.cliSeconds?.median)} steps/s end to end (CLI), ${perSecond(r.inProcessSeconds?.median)} in process, ${perSecond(r.engineSeconds?.median)} engine only`,
-    met: endToEnd === null || r.steps < 10_000 ? null : endToEnd > TARGET_REPLAY_STEPS_PER_SECOND,
-    ...(endToEnd !== null && endToEnd <= TARGET_REPLAY_STEPS_PER_SECOND
-      ? {
-          note: `of ${fmt(r.cliSeconds?.median)} s end to end, ${fmt(startupSeconds)} s is start-up, ${fmt(r.engineSeconds?.median)} s the engine (ReplayRunner.step), and the rest reading, parsing and validating ${fmt(r.recordingBytes / MiB)} MiB of JSON Lines and writing the decisions${
-            r.parseOnlySeconds === undefined || r.parseOnlySeconds === null
-              ? ''
-              : `; reading the lines and JSON.parse alone take ${fmt(r.parseOnlySeconds.median)} s (${perSecond(r.parseOnlySeconds.median)} steps/s), the ceiling of a replay that parses its JSON on one thread on this machine`
-          }`,
-        }
-      : {}),
-  });
-
   const maxPods = Math.max(...data.points.map((p) => p.pods));
   const yMax = Math.max(...data.points.map((p) => Math.max(p.total?.p99 ?? 0, p.totalUnderPressure?.median ?? 0))) * 1.1;
   const svg = lineChart({
@@ -263,23 +241,6 @@ ${table(['pods', 'woken by a notification, no threshold met', 'woken by a notifi
 `
 }
 ![Cost as the node grows](benchmarks-node-cost.svg)
-
-**\`replay\` throughput**: a generated recording of ${r.steps} steps (10 s apart) of a ${r.pods}-pod node, every step a
-full Summary with every pod's memory (${fmt(r.recordingBytes / MiB)} MiB of JSON Lines), the pods in the first step, memory
-under the soft and hard thresholds two minutes in every hour (${r.evictionLines} steps evict), replayed with the
-configuration of \`examples/memory-pressure.config.yaml\`. Median of ${r.runs} run(s):
-
-${table(
-  ['how', 'seconds', 'steps per second'],
-  [
-    ['`node dist/src/main.js replay` end to end (spawn to exit)', fmt(r.cliSeconds?.median), perSecond(r.cliSeconds?.median)],
-    ['the same on an empty recording (start-up alone)', fmt(r.cliStartupSeconds?.median), '–'],
-    ['end to end minus start-up', fmt((r.cliSeconds?.median ?? 0) - (r.cliStartupSeconds?.median ?? 0)), perSecond((r.cliSeconds?.median ?? 0) - (r.cliStartupSeconds?.median ?? 0))],
-    ['in process: `replayStream` (read, validate, decide, write)', fmt(r.inProcessSeconds?.median), perSecond(r.inProcessSeconds?.median)],
-    ['in process: `ReplayRunner.step` alone (the engine)', fmt(r.engineSeconds?.median), perSecond(r.engineSeconds?.median)],
-    ...(r.parseOnlySeconds === undefined ? [] : [['in process: reading the lines and `JSON.parse` alone (no validation, no engine)', fmt(r.parseOnlySeconds?.median), perSecond(r.parseOnlySeconds?.median)]]),
-  ],
-)}
 
 ${measuredOn(result)}
 `;

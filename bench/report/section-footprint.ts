@@ -10,6 +10,14 @@ import { measuredOn, table, type Headline, type Section } from './markdown.js';
 
 const TARGET_CPU_PERCENT = 0.2;
 const TARGET_RSS_BYTES = 64 * MiB;
+/** The previous round's figures, for comparison (Node 20, as this part measured them then). */
+export const PREVIOUS_ROUND = { cpuPercentOfOneCore: 0.266, rssMaxMiB: 78.7, rssMedianMiB: 75.6 } as const;
+
+/** Where the RSS at the end of the window is: anonymous memory, and the binary's and libraries' pages. */
+export function rssSplit(f: { readonly rssAnonLastBytes?: number; readonly rssFileLastBytes?: number }): string | null {
+  if (f.rssAnonLastBytes === undefined || f.rssFileLastBytes === undefined) return null;
+  return `${fmt(f.rssAnonLastBytes / MiB)} MiB anonymous (V8's heap, the C heap, stacks) and ${fmt(f.rssFileLastBytes / MiB)} MiB file-backed (the node binary's and the libraries' pages, shared and reclaimable)`;
+}
 /** Heap growth over the passes that still counts as "no growth" (noise of a GC'd heap). */
 const FLAT_HEAP_BYTES = 1 * MiB;
 const FLAT_RSS_BYTES = 8 * MiB;
@@ -28,7 +36,7 @@ export function footprintSection(result: PartResult<FootprintData>): Section {
     {
       what: `idle CPU of \`run\` at ${data.pods} pods, over ${data.sampleSeconds} s`,
       target: `< ${TARGET_CPU_PERCENT} % of one core`,
-      result: `${data.cpuPercentOfOneCore.toFixed(3)} % of one core`,
+      result: `${data.cpuPercentOfOneCore.toFixed(3)} % of one core; previous round ${PREVIOUS_ROUND.cpuPercentOfOneCore} %`,
       met: data.cpuPercentOfOneCore < TARGET_CPU_PERCENT,
       ...(data.cpuPercentOfOneCore >= TARGET_CPU_PERCENT
         ? {
@@ -45,7 +53,7 @@ export function footprintSection(result: PartResult<FootprintData>): Section {
     {
       what: 'RSS of `run`, maximum over the run including start',
       target: `< ${TARGET_RSS_BYTES / MiB} MiB`,
-      result: `max ${fmt(rssMax / 1e6)} MB (${mib(rssMax)} MiB); in the window median ${fmt((data.rssBytes?.median ?? 0) / 1e6)} MB, at the end ${fmt((steady ?? 0) / 1e6)} MB`,
+      result: `max ${fmt(rssMax / 1e6)} MB (${mib(rssMax)} MiB); in the window median ${mib(data.rssBytes?.median)} MiB, at the end ${mib(steady)} MiB; previous round max ${PREVIOUS_ROUND.rssMaxMiB} MiB, median ${PREVIOUS_ROUND.rssMedianMiB} MiB`,
       met: rssMax < TARGET_RSS_BYTES,
       ...(rssMax >= TARGET_RSS_BYTES
         ? {
@@ -55,7 +63,7 @@ export function footprintSection(result: PartResult<FootprintData>): Section {
                 : sampledMax === data.rssFirstBytes && data.rssLastBytes < 0.9 * data.rssFirstBytes
                   ? `the maximum is the first sample, ${data.warmupSeconds} s after start; by the end of the window RSS is ${fmt(data.rssLastBytes / 1e6)} MB`
                   : `RSS stays at ${fmt((data.rssBytes?.median ?? 0) / 1e6)} MB (median)`
-            }`,
+            }${rssSplit(data) === null ? '' : `; at the end ${rssSplit(data)}`}`,
           }
         : {}),
     },
@@ -80,6 +88,7 @@ export function footprintSection(result: PartResult<FootprintData>): Section {
     ['RSS, MiB: median / max', `${mib(data.rssBytes?.median)} / ${mib(data.rssBytes?.max)}`],
     ['RSS at the start and the end of the window, MiB', `${mib(data.rssFirstBytes)} → ${mib(data.rssLastBytes)}`],
     ['highest RSS since the process started (VmHWM), MiB', mib(data.rssPeakSinceStartBytes)],
+    ['RSS at the end: anonymous / file-backed, MiB', data.rssAnonLastBytes === undefined ? '–' : `${mib(data.rssAnonLastBytes)} / ${mib(data.rssFileLastBytes)}`],
     ['main-thread wake-ups per second (voluntary context switches)', fmt(data.mainThreadWakeupsPerSecond)],
     ['exit after SIGTERM, ms (exit code)', data.stopMs === null ? 'did not exit within 10 s' : `${fmt(data.stopMs)} (${data.stopExitCode ?? '–'})`],
   ];
