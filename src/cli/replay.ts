@@ -19,14 +19,14 @@ import { pickTaintOptions, type TaintOptions } from '../taint/taint-options.js';
 
 const READ_CHUNK_BYTES = 1 << 20;
 
-/** Parsing threads at most, by default: past two the deciding thread is what limits (docs/replay.md). */
-const MAX_AUTO_THREADS = 2;
+/** Parsing threads at most, by default: past four the deciding thread is what limits (docs/replay.md). */
+const MAX_AUTO_THREADS = 4;
 /** By default a recording is parsed on the deciding thread up to this size, and on workers after it. */
 export const PARALLEL_AFTER_BYTES = 8 << 20;
 /** `--threads` at most. */
 const MAX_THREADS = 16;
 
-/** How many threads parse: `auto` is one less than the CPUs this process may use, at most MAX_AUTO_THREADS, and none on one CPU. */
+/** How many threads parse: `auto` is as many as the CPUs this process may use, at most MAX_AUTO_THREADS, and none on one CPU. */
 export type ReplayThreads = number | 'auto';
 
 /**
@@ -91,7 +91,8 @@ export async function replayCommand(configPath: string, inputPath: string, strea
   const { stormGuard } = config.agent;
   const { retriggerWindowMs } = config.agent.reporting;
   // Two threads or more: the workers take over past PARALLEL_AFTER_BYTES, or from the start when asked for.
-  const workers = threads === 'auto' ? Math.min(availableParallelism(), MAX_AUTO_THREADS + 1) - 1 : threads;
+  const cpus = availableParallelism();
+  const workers = threads !== 'auto' ? threads : cpus < 2 ? 0 : Math.min(cpus, MAX_AUTO_THREADS);
   try {
     if (workers === 0) await replayStream(config.eviction, input, streams.stdout, taintOptions, undefined, stormGuard, retriggerWindowMs);
     else {
@@ -111,7 +112,7 @@ export function registerReplay(program: Command): void {
     .command('replay')
     .description('Replay a recording of node stats and pods (JSON Lines) through the engine and print each step\'s decisions')
     .requiredOption('-c, --config <file>', 'AgentConfiguration or KubeletConfiguration file')
-    .option('--threads <count>', `threads that parse the recording while one decides: auto (one less than the CPUs, at most ${MAX_AUTO_THREADS}, from ${PARALLEL_AFTER_BYTES >> 20} MiB in), or 0 to ${MAX_THREADS} (0: one thread does everything)`, parseThreads, 'auto' as ReplayThreads)
+    .option('--threads <count>', `threads that parse the recording while one decides: auto (as many as the CPUs, at most ${MAX_AUTO_THREADS}, none on one CPU, from ${PARALLEL_AFTER_BYTES >> 20} MiB in), or 0 to ${MAX_THREADS} (0: one thread does everything)`, parseThreads, 'auto' as ReplayThreads)
     .argument('[input]', 'recording file, or - for standard input', '-')
     .action(async (inputPath: string, options: { config: string; threads: ReplayThreads }) => {
       process.exitCode = await replayCommand(options.config, inputPath, process, options.threads);

@@ -102,24 +102,26 @@ export function parseLine(text: string, line: number): LineResult {
   }
 }
 
-/** The non-blank lines of a batch, parsed; it stops at the first refused line (the replay stops there). */
-export function parseBatch(batch: LineBatch, maxLineBytes = MAX_REPLAY_LINE_BYTES): LineResult[] {
+/**
+ * The non-blank lines of a batch, parsed one at a time as they are taken (so that only the line
+ * in hand is alive, and what parsing it left dies young); it stops at the first refused line (the
+ * replay stops there).
+ */
+export function* parseBatch(batch: LineBatch, maxLineBytes = MAX_REPLAY_LINE_BYTES): Generator<LineResult> {
   const { bytes } = batch;
-  const results: LineResult[] = [];
   let line = batch.firstLine;
   for (let start = 0; start < bytes.length; line++) {
     const newline = bytes.indexOf(NEWLINE, start);
     const end = newline < 0 ? bytes.length : newline;
     if (end - start > maxLineBytes) {
-      results.push({ kind: 'refused', error: lineTooLong(line, maxLineBytes), timeMs: null, timeText: null });
-      return results;
+      yield { kind: 'refused', error: lineTooLong(line, maxLineBytes), timeMs: null, timeText: null };
+      return;
     }
     const text = bytes.toString('utf8', start, end > start && bytes[end - 1] === 0x0d ? end - 1 : end);
     start = end + 1;
     if (text.trim() === '') continue;
     const result = parseLine(text, line);
-    results.push(result);
-    if (result.kind !== 'step') return results;
+    yield result;
+    if (result.kind !== 'step') return;
   }
-  return results;
 }

@@ -10,6 +10,9 @@ import type { ReplayStep } from './input.js';
 import type { LineResult } from './line-batches.js';
 import type { EncodedSummaries, SummaryDecoder, SummaryEncoder } from './summary-codec.js';
 
+/** What a parsing thread sends first, once it can take batches. */
+export const PARSE_WORKER_READY = 'ready';
+
 export interface ParseRequest {
   readonly firstLine: number;
   readonly bytes: Uint8Array;
@@ -46,9 +49,9 @@ function toWire(result: LineResult, encoder: SummaryEncoder): WireResult {
   }
 }
 
-/** A parsed batch, as its thread sends it back. */
-export function replyOf(results: readonly LineResult[], encoder: SummaryEncoder): ParseReply {
-  const wire = results.map((result) => toWire(result, encoder));
+/** A parsed batch, as its thread sends it back; each line is encoded as it is parsed. */
+export function replyOf(results: Iterable<LineResult>, encoder: SummaryEncoder): ParseReply {
+  const wire = Array.from(results, (result) => toWire(result, encoder));
   return { results: wire, summaries: encoder.take() };
 }
 
@@ -67,23 +70,30 @@ function stepOf(rest: Omit<ReplayStep, 'summary'>, summary: Summary | undefined)
 // The classes a defect may throw with, rebuilt as they were (any other comes back as an Error of its name).
 const STANDARD_ERRORS: Readonly<Record<string, ErrorConstructor>> = { RangeError, TypeError, SyntaxError, ReferenceError, EvalError, URIError };
 
-/** The parsed lines of a reply; `decoder` is the one fed every earlier reply of the same thread. */
-export function resultsOf(reply: ParseReply, decoder: SummaryDecoder): LineResult[] {
+/**
+ * The parsed lines of a reply, each rebuilt only when it is taken (the deciding thread holds replies
+ * as typed arrays until then, so what it rebuilds dies young); `decoder` is the one that was fed
+ * every earlier reply of the same thread, and takes this one's lines before any later reply's.
+ */
+export function* resultsOf(reply: ParseReply, decoder: SummaryDecoder): Generator<LineResult> {
   decoder.begin(reply.summaries);
-  return reply.results.map((wire): LineResult => {
+  for (const wire of reply.results) {
     switch (wire.kind) {
       case 'step': {
         const summary = wire.encodedSummary ? decoder.next() : undefined;
-        return { kind: 'step', step: stepOf(wire.step, summary), timeText: wire.timeText };
+        yield { kind: 'step', step: stepOf(wire.step, summary), timeText: wire.timeText };
+        break;
       }
       case 'refused':
-        return { kind: 'refused', error: new ReplayInputError(wire.line, wire.field, wire.reason), timeMs: wire.timeMs, timeText: wire.timeText };
+        yield { kind: 'refused', error: new ReplayInputError(wire.line, wire.field, wire.reason), timeMs: wire.timeMs, timeText: wire.timeText };
+        break;
       case 'fault': {
         const error = new (STANDARD_ERRORS[wire.name] ?? Error)(wire.message);
         error.name = wire.name;
         if (wire.stack !== undefined) error.stack = wire.stack;
-        return { kind: 'fault', error };
+        yield { kind: 'fault', error };
+        break;
       }
     }
-  });
+  }
 }

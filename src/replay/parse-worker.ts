@@ -4,7 +4,7 @@
 
 import { parentPort } from 'node:worker_threads';
 import { parseBatch } from './line-batches.js';
-import { replyOf, type ParseRequest } from './parse-protocol.js';
+import { PARSE_WORKER_READY, replyOf, type ParseRequest } from './parse-protocol.js';
 import { SummaryEncoder } from './summary-codec.js';
 
 const port = parentPort;
@@ -15,3 +15,4 @@ port.on('message', (request: ParseRequest) => {
   const reply = replyOf(parseBatch({ firstLine: request.firstLine, bytes }, request.maxLineBytes), encoder);
   port.postMessage(reply, [reply.summaries.codes.buffer, reply.summaries.numbers.buffer]);
 });
+port.postMessage(PARSE_WORKER_READY);

@@ -51,8 +51,14 @@ export class SummaryEncoder {
   private readonly ids = new Map<string, number>();
   private newStrings: string[] = [];
   private restart = false;
+  private previousStrings: (string | undefined)[] = [];
+  private previousIds: number[] = [];
+  private stringSlot = 0;
+  private lastString: string | undefined;
+  private lastId = 0;
 
   add(summary: Summary): void {
+    this.stringSlot = 0;
     this.code(summary.pods === undefined ? 0 : 1);
     this.node(summary.node);
     if (summary.pods !== undefined) {
@@ -68,7 +74,12 @@ export class SummaryEncoder {
     this.numberCount = 0;
     this.newStrings = [];
     this.restart = this.ids.size >= MAX_DICTIONARY_STRINGS;
-    if (this.restart) this.ids.clear();
+    if (this.restart) {
+      this.ids.clear();
+      this.previousStrings = [];
+      this.previousIds = [];
+      this.lastString = undefined;
+    }
     return batch;
   }
 
@@ -90,13 +101,25 @@ export class SummaryEncoder {
     this.numbers[this.numberCount++] = value;
   }
 
+  // The k-th string of a Summary is most often the k-th string of the one before (the same pod's
+  // name and UID), or else the string just before it (the step's time, in every pod's stats):
+  // comparing with those is cheaper than hashing a string JSON.parse has just made.
   private string(value: string): void {
-    let id = this.ids.get(value);
-    if (id === undefined) {
-      id = this.ids.size;
-      this.ids.set(value, id);
-      this.newStrings.push(value);
+    const slot = this.stringSlot++;
+    let id: number | undefined;
+    if (this.previousStrings[slot] === value) id = this.previousIds[slot] as number;
+    else {
+      id = value === this.lastString ? this.lastId : this.ids.get(value);
+      if (id === undefined) {
+        id = this.ids.size;
+        this.ids.set(value, id);
+        this.newStrings.push(value);
+      }
+      this.previousStrings[slot] = value;
+      this.previousIds[slot] = id;
     }
+    this.lastString = value;
+    this.lastId = id;
     this.code(id);
   }
 

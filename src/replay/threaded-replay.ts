@@ -8,16 +8,17 @@
 // start only past `parallelAfterBytes`, so a short recording costs no thread start.
 //
 // Memory stays bounded however long the recording: this thread reads ahead at most
-// AHEAD_PER_THREAD batches per worker (a batch is about BATCH_BYTES of whole lines, or one line
-// of at most the line limit), stops reading while they are parsed, and stops taking their results
-// while the output is not drained.
+// AHEAD_PER_THREAD batches per worker (a batch is about BATCH_BYTES of whole lines, or one line of
+// at most the line limit), stops reading while they are parsed, and stops deciding while the
+// output is not drained. A worker's reply is held as typed arrays, and each step rebuilt from it
+// only as it is decided, so what is rebuilt dies young.
 
 import { Worker } from 'node:worker_threads';
 import type { Writable } from 'node:stream';
 import { checkReplayTimeOrder } from './input.js';
 import { lineBatches, parseBatch, type LineBatch, type LineResult } from './line-batches.js';
 import { MAX_REPLAY_LINE_BYTES } from './lines.js';
-import { resultsOf, type ParseReply, type ParseRequest } from './parse-protocol.js';
+import { PARSE_WORKER_READY, resultsOf, type ParseReply, type ParseRequest } from './parse-protocol.js';
 import type { ReplayRunner } from './runner.js';
 import { SummaryDecoder } from './summary-codec.js';
 
@@ -25,6 +26,8 @@ import { SummaryDecoder } from './summary-codec.js';
 export const BATCH_BYTES = 1 << 20;
 /** Batches read ahead per worker: one being parsed and one waiting, so no worker idles. */
 export const AHEAD_PER_THREAD = 2;
+/** Batches read ahead besides, parsed here when their turn comes. */
+const AHEAD_HERE = 2;
 /** Output is written in pieces of about this size (one write per line would dominate). */
 const WRITE_BYTES = 65536;
 
@@ -39,6 +42,8 @@ export interface ThreadedReplayOptions {
   /** The input parsed on this thread before the workers start. */
   readonly parallelAfterBytes: number;
   readonly maxLineBytes?: number;
+  /** Whether this thread parses the batches no worker has room for (default true). */
+  readonly parseHere?: boolean;
   /** Default BATCH_BYTES. */
   readonly batchBytes?: number;
   /** The worker's script (default: parse-worker.js beside this file). */
@@ -46,29 +51,28 @@ export interface ThreadedReplayOptions {
 }
 
 interface Waiting {
-  readonly resolve: (results: LineResult[]) => void;
+  readonly resolve: (results: Iterable<LineResult>) => void;
   readonly reject: (err: unknown) => void;
 }
 
-/** The parsing workers: batches go round in turn, and each worker's replies come back in order. */
+/**
+ * The parsing workers: each batch goes to the least busy, and each worker's replies come back in
+ * order. A worker counts as having room only once it has started (loading its modules takes tens
+ * of milliseconds, which this thread spends parsing instead of waiting).
+ */
 class ParsePool {
-  private readonly workers: { readonly worker: Worker; readonly waiting: Waiting[]; readonly decoder: SummaryDecoder }[] = [];
-  private next = 0;
+  private readonly workers: { readonly worker: Worker; readonly waiting: Waiting[]; readonly decoder: SummaryDecoder; ready: boolean }[] = [];
 
   constructor(count: number, script: URL) {
     for (let i = 0; i < count; i++) {
       const worker = new Worker(script, { resourceLimits: { stackSizeMb: WORKER_STACK_MB } });
-      const entry = { worker, waiting: [] as Waiting[], decoder: new SummaryDecoder() };
+      const entry = { worker, waiting: [] as Waiting[], decoder: new SummaryDecoder(), ready: false };
       const failAll = (err: unknown): void => {
         for (const waiting of entry.waiting.splice(0)) waiting.reject(err);
       };
-      worker.on('message', (reply: ParseReply) => {
-        const waiting = entry.waiting.shift();
-        try {
-          waiting?.resolve(resultsOf(reply, entry.decoder));
-        } catch (err) {
-          waiting?.reject(err);
-        }
+      worker.on('message', (reply: ParseReply | typeof PARSE_WORKER_READY) => {
+        if (reply === PARSE_WORKER_READY) entry.ready = true;
+        else entry.waiting.shift()?.resolve(resultsOf(reply, entry.decoder));
       });
       worker.on('error', failAll);
       worker.on('exit', (code) => failAll(new Error(`a replay parsing thread exited (${code})`)));
@@ -80,11 +84,17 @@ class ParsePool {
     return this.workers.length;
   }
 
-  parse(batch: LineBatch, maxLineBytes: number): Promise<LineResult[]> {
-    const entry = this.workers[this.next] as (typeof this.workers)[number];
-    this.next = (this.next + 1) % this.workers.length;
+  /** Whether a worker that has started has fewer than AHEAD_PER_THREAD batches. */
+  hasRoom(): boolean {
+    return this.workers.some((entry) => entry.ready && entry.waiting.length < AHEAD_PER_THREAD);
+  }
+
+  /** Hands `batch` to the worker with the fewest, one that has started if any has. */
+  parse(batch: LineBatch, maxLineBytes: number): Promise<Iterable<LineResult>> {
+    const started = this.workers.filter((entry) => entry.ready);
+    const entry = (started.length > 0 ? started : this.workers).reduce((least, candidate) => (candidate.waiting.length < least.waiting.length ? candidate : least));
     const request: ParseRequest = { firstLine: batch.firstLine, bytes: batch.bytes, maxLineBytes };
-    const results = new Promise<LineResult[]>((resolve, reject) => entry.waiting.push({ resolve, reject }));
+    const results = new Promise<Iterable<LineResult>>((resolve, reject) => entry.waiting.push({ resolve, reject }));
     entry.worker.postMessage(request, [batch.bytes.buffer as ArrayBuffer]);
     return results;
   }
@@ -100,7 +110,7 @@ export async function replayThreaded(runner: ReplayRunner, input: AsyncIterable<
   const script = options.workerScript ?? new URL('./parse-worker.js', import.meta.url);
   let steps = 0;
   let pending = '';
-  const decide = async (results: readonly LineResult[]): Promise<void> => {
+  const decide = async (results: Iterable<LineResult>): Promise<void> => {
     for (const result of results) {
       if (result.kind === 'fault') throw result.error;
       if (result.kind === 'step') checkReplayTimeOrder(result.step.line, result.step.timeMs, result.timeText, runner.previousTimeMs);
@@ -119,35 +129,43 @@ export async function replayThreaded(runner: ReplayRunner, input: AsyncIterable<
   };
 
   const batches = lineBatches(input, options.batchBytes ?? BATCH_BYTES, maxLineBytes);
-  const ahead: Promise<LineResult[]>[] = [];
+  // The batches read and not yet decided, in order: each with a worker, or (null) to be parsed
+  // here when its turn comes.
+  const window: { readonly batch: LineBatch; readonly parsing: Promise<Iterable<LineResult>> | null }[] = [];
   let pool: ParsePool | null = null;
   let readBytes = 0;
+  let readDone = false;
+  // A failure to read (a line over the limit, an I/O error) is reported after every line before it.
+  let readFailure: { error: unknown } | null = null;
   try {
-    // A failure to read (a line over the limit, an I/O error) is reported after every line before it.
-    let readFailure: { error: unknown } | null = null;
     for (;;) {
-      let next: IteratorResult<LineBatch>;
-      try {
-        next = await batches.next();
-      } catch (error) {
-        readFailure = { error };
-        break;
+      while (!readDone && window.length < (pool === null ? 1 : pool.size * AHEAD_PER_THREAD + AHEAD_HERE)) {
+        let next: IteratorResult<LineBatch>;
+        try {
+          next = await batches.next();
+        } catch (error) {
+          readFailure = { error };
+          readDone = true;
+          break;
+        }
+        if (next.done === true) {
+          readDone = true;
+          break;
+        }
+        const batch = next.value;
+        readBytes += batch.bytes.length;
+        if (pool === null && options.threads > 0 && readBytes > options.parallelAfterBytes) pool = new ParsePool(options.threads, script);
+        // A batch no worker has room for is this thread's: the workers never wait for it, and it
+        // for them only as long as they are ahead.
+        const parsing = pool !== null && (pool.hasRoom() || options.parseHere === false) ? pool.parse(batch, maxLineBytes) : null;
+        // Awaited in order below; a replay stopped earlier must not leave its rejection unhandled.
+        parsing?.catch(() => undefined);
+        window.push({ batch, parsing });
       }
-      if (next.done === true) break;
-      const batch = next.value;
-      readBytes += batch.bytes.length;
-      if (pool === null && options.threads > 0 && readBytes > options.parallelAfterBytes) pool = new ParsePool(options.threads, script);
-      if (pool === null) {
-        await decide(parseBatch(batch, maxLineBytes));
-        continue;
-      }
-      const parsed = pool.parse(batch, maxLineBytes);
-      // Awaited in order below; a replay stopped earlier must not leave its rejection unhandled.
-      parsed.catch(() => undefined);
-      ahead.push(parsed);
-      if (ahead.length >= pool.size * AHEAD_PER_THREAD) await decide(await (ahead.shift() as Promise<LineResult[]>));
+      const head = window.shift();
+      if (head === undefined) break;
+      await decide(head.parsing === null ? parseBatch(head.batch, maxLineBytes) : await head.parsing);
     }
-    for (let parsed = ahead.shift(); parsed !== undefined; parsed = ahead.shift()) await decide(await parsed);
     if (readFailure !== null) throw readFailure.error;
   } finally {
     // Every line before a bad one is printed.

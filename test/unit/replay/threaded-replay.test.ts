@@ -5,7 +5,8 @@
 // thread to the workers. Small batches put every recording across many batches and both workers.
 // The workers run the built parse-worker.js (npm test builds first).
 
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +16,7 @@ import { ReplayRunner } from '../../../src/replay/runner.js';
 import { replayThreaded } from '../../../src/replay/threaded-replay.js';
 import { pickTaintOptions } from '../../../src/taint/taint-options.js';
 import { GOLDEN_CONFIG, GOLDEN_KUBELET_CONFIG, goldenRecording } from '../../fixtures/replay-recording.js';
+import { runCli } from '../../cli/run-cli.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const WORKER = new URL('dist/src/replay/parse-worker.js', `file://${REPO_ROOT}/`);
@@ -53,7 +55,7 @@ async function outcome(run: (output: Writable) => Promise<number>): Promise<Outc
   }
 }
 
-type Mode = { readonly threads: number; readonly parallelAfterBytes: number; readonly batchBytes: number; readonly workerScript?: URL };
+type Mode = { readonly threads: number; readonly parallelAfterBytes: number; readonly batchBytes: number; readonly parseHere?: boolean; readonly workerScript?: URL };
 
 async function both(configYaml: string, recording: string, modes: readonly Mode[], maxLineBytes?: number): Promise<{ single: Outcome; threaded: Outcome[] }> {
   const config = parseConfigText(configYaml, 'config.yaml');
@@ -69,9 +71,10 @@ async function both(configYaml: string, recording: string, modes: readonly Mode[
   return { single, threaded };
 }
 
-// Two workers from the first byte; one worker after this thread parsed the first 20 KiB.
+// Two workers from the first byte, parsing every batch; one worker after this thread parsed the
+// first 20 KiB, sharing the batches with this thread.
 const MODES: readonly Mode[] = [
-  { threads: 2, parallelAfterBytes: 0, batchBytes: 8 * 1024 },
+  { threads: 2, parallelAfterBytes: 0, batchBytes: 8 * 1024, parseHere: false },
   { threads: 1, parallelAfterBytes: 20 * 1024, batchBytes: 3 * 1024 },
 ];
 
@@ -156,10 +159,33 @@ describe('replay on worker threads prints what the single-threaded replay prints
     }
   });
 
+  test('batches handed to the workers are parsed there: a worker that cannot start stops the replay', async () => {
+    const { threaded } = await both(GOLDEN_CONFIG, lines({}), [{ threads: 2, parallelAfterBytes: 0, batchBytes: 4096, parseHere: false, workerScript: new URL('file:///nonexistent/parse-worker.js') }]);
+    expect(threaded[0]?.error).toMatch(/Cannot find module|ERR_MODULE_NOT_FOUND|exited/);
+    expect(threaded[0]?.printed).toBe('');
+  });
+
   test('a recording shorter than the switch is replayed without starting a worker', async () => {
     // A worker started from a script that does not exist would fail the replay.
     const { single, threaded } = await both(GOLDEN_CONFIG, lines({}), [{ threads: 2, parallelAfterBytes: 1 << 30, batchBytes: 4096, workerScript: new URL('file:///nonexistent/parse-worker.js') }]);
     expect(threaded[0]?.error).toBeNull();
     expect(threaded[0]?.printed).toBe(single.printed);
+  });
+
+  test('the command takes --threads: the same output with 2 as with 0; anything but auto or 0 to 16 refused', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kea-replay-threads-'));
+    try {
+      writeFileSync(join(dir, 'config.yaml'), GOLDEN_CONFIG);
+      writeFileSync(join(dir, 'recording.jsonl'), lines({}));
+      const run = (threads: string) => runCli(['replay', '--config', join(dir, 'config.yaml'), '--threads', threads, join(dir, 'recording.jsonl')]);
+      const [two, zero] = [run('2'), run('0')];
+      expect([two.status, two.stderr]).toEqual([0, '']);
+      expect(two.stdout).toBe(zero.stdout);
+      const bad = run('17');
+      expect(bad.status).not.toBe(0);
+      expect(bad.stderr).toMatch(/--threads <count>.*expected auto or a whole number from 0 to 16/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
