@@ -3,7 +3,7 @@
 // a long recording starts printing at once and a bad line stops with everything before it printed.
 
 import { createReadStream } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { StormGuardSettings } from '../api/agent-settings.js';
@@ -19,15 +19,27 @@ import { pickTaintOptions, type TaintOptions } from '../taint/taint-options.js';
 
 const READ_CHUNK_BYTES = 1 << 20;
 
-/** Parsing threads at most, by default: past four the deciding thread is what limits (docs/replay.md). */
-const MAX_AUTO_THREADS = 4;
+/** Parsing threads at most, by default: past three the deciding thread is what limits (docs/replay.md). */
+const MAX_AUTO_THREADS = 3;
 /** By default a recording is parsed on the deciding thread up to this size, and on workers after it. */
 export const PARALLEL_AFTER_BYTES = 8 << 20;
 /** `--threads` at most. */
 const MAX_THREADS = 16;
 
-/** How many threads parse: `auto` is as many as the CPUs this process may use, at most MAX_AUTO_THREADS, and none on one CPU. */
+/** How many worker threads parse: a number, or `auto` ({@link autoThreads}). */
 export type ReplayThreads = number | 'auto';
+
+/**
+ * The workers `auto` starts once a recording is past PARALLEL_AFTER_BYTES: the CPUs that the load
+ * average shows free, less the one this thread takes (it parses too, whenever the workers are
+ * busy), at most MAX_AUTO_THREADS. Workers on CPUs that other work keeps busy only add the cost of
+ * handing steps over (1.25 to 1.4 times one thread's CPU, as measured): there one thread is faster
+ * (docs/replay.md).
+ */
+export function autoThreads(cpus = availableParallelism(), loadAverage = loadavg()[0] ?? 0): number {
+  const free = Math.floor(cpus - loadAverage - 0.5);
+  return Math.max(0, Math.min(cpus - 1, free, MAX_AUTO_THREADS));
+}
 
 /**
  * A recording file as `replay` reads it: in reads of 1 MiB, not the default 64 KiB (a recording's
@@ -90,14 +102,13 @@ export async function replayCommand(configPath: string, inputPath: string, strea
   const taintOptions = pickTaintOptions(config.agent.taintEviction);
   const { stormGuard } = config.agent;
   const { retriggerWindowMs } = config.agent.reporting;
-  // Two threads or more: the workers take over past PARALLEL_AFTER_BYTES, or from the start when asked for.
-  const cpus = availableParallelism();
-  const workers = threads !== 'auto' ? threads : cpus < 2 ? 0 : Math.min(cpus, MAX_AUTO_THREADS);
   try {
-    if (workers === 0) await replayStream(config.eviction, input, streams.stdout, taintOptions, undefined, stormGuard, retriggerWindowMs);
+    if (threads === 0) await replayStream(config.eviction, input, streams.stdout, taintOptions, undefined, stormGuard, retriggerWindowMs);
     else {
+      // Asked for: workers from the start; by default, past PARALLEL_AFTER_BYTES, on the CPUs free then.
       const runner = new ReplayRunner(config.eviction, taintOptions, stormGuard, retriggerWindowMs);
-      await replayThreaded(runner, input as AsyncIterable<Buffer | string>, streams.stdout, { threads: workers, parallelAfterBytes: threads === 'auto' ? PARALLEL_AFTER_BYTES : 0 });
+      const options = threads === 'auto' ? { threads: () => autoThreads(), parallelAfterBytes: PARALLEL_AFTER_BYTES } : { threads, parallelAfterBytes: 0 };
+      await replayThreaded(runner, input as AsyncIterable<Buffer | string>, streams.stdout, options);
     }
     return 0;
   } catch (err) {
@@ -112,7 +123,7 @@ export function registerReplay(program: Command): void {
     .command('replay')
     .description('Replay a recording of node stats and pods (JSON Lines) through the engine and print each step\'s decisions')
     .requiredOption('-c, --config <file>', 'AgentConfiguration or KubeletConfiguration file')
-    .option('--threads <count>', `threads that parse the recording while one decides: auto (as many as the CPUs, at most ${MAX_AUTO_THREADS}, none on one CPU, from ${PARALLEL_AFTER_BYTES >> 20} MiB in), or 0 to ${MAX_THREADS} (0: one thread does everything)`, parseThreads, 'auto' as ReplayThreads)
+    .option('--threads <count>', `worker threads that parse the recording while this one decides: auto (from ${PARALLEL_AFTER_BYTES >> 20} MiB in, the CPUs the load average shows free, less one, at most ${MAX_AUTO_THREADS}), or 0 to ${MAX_THREADS} (0: one thread does everything)`, parseThreads, 'auto' as ReplayThreads)
     .argument('[input]', 'recording file, or - for standard input', '-')
     .action(async (inputPath: string, options: { config: string; threads: ReplayThreads }) => {
       process.exitCode = await replayCommand(options.config, inputPath, process, options.threads);

@@ -24,8 +24,8 @@ import { SummaryDecoder } from './summary-codec.js';
 
 /** Whole lines handed to a worker at a time. */
 export const BATCH_BYTES = 1 << 20;
-/** Batches read ahead per worker: one being parsed and one waiting, so no worker idles. */
-export const AHEAD_PER_THREAD = 2;
+/** Batches read ahead per worker: one being parsed and two waiting, so no worker idles while this thread parses one. */
+export const AHEAD_PER_THREAD = 3;
 /** Batches read ahead besides, parsed here when their turn comes. */
 const AHEAD_HERE = 2;
 /** Output is written in pieces of about this size (one write per line would dominate). */
@@ -37,8 +37,8 @@ const WRITE_BYTES = 65536;
 const WORKER_STACK_MB = (984 + 192) / 1024;
 
 export interface ThreadedReplayOptions {
-  /** Worker threads that parse; 0 parses everything on this thread. */
-  readonly threads: number;
+  /** Worker threads that parse (0: everything on this thread), or a function asked once `parallelAfterBytes` are read. */
+  readonly threads: number | (() => number);
   /** The input parsed on this thread before the workers start. */
   readonly parallelAfterBytes: number;
   readonly maxLineBytes?: number;
@@ -133,12 +133,16 @@ export async function replayThreaded(runner: ReplayRunner, input: AsyncIterable<
   // here when its turn comes.
   const window: { readonly batch: LineBatch; readonly parsing: Promise<Iterable<LineResult>> | null }[] = [];
   let pool: ParsePool | null = null;
+  // How many workers, once known.
+  let workers: number | null = null;
   let readBytes = 0;
   let readDone = false;
   // A failure to read (a line over the limit, an I/O error) is reported after every line before it.
   let readFailure: { error: unknown } | null = null;
   try {
     for (;;) {
+      // The workers' replies come as events: taken before the workers' room is judged.
+      if (pool !== null) await new Promise(setImmediate);
       while (!readDone && window.length < (pool === null ? 1 : pool.size * AHEAD_PER_THREAD + AHEAD_HERE)) {
         let next: IteratorResult<LineBatch>;
         try {
@@ -154,7 +158,10 @@ export async function replayThreaded(runner: ReplayRunner, input: AsyncIterable<
         }
         const batch = next.value;
         readBytes += batch.bytes.length;
-        if (pool === null && options.threads > 0 && readBytes > options.parallelAfterBytes) pool = new ParsePool(options.threads, script);
+        if (workers === null && readBytes > options.parallelAfterBytes) {
+          workers = typeof options.threads === 'number' ? options.threads : options.threads();
+          if (workers > 0) pool = new ParsePool(workers, script);
+        }
         // A batch no worker has room for is this thread's: the workers never wait for it, and it
         // for them only as long as they are ahead.
         const parsing = pool !== null && (pool.hasRoom() || options.parseHere === false) ? pool.parse(batch, maxLineBytes) : null;

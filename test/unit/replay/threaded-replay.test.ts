@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { replayStream } from '../../../src/cli/replay.js';
+import { autoThreads, replayStream } from '../../../src/cli/replay.js';
 import { parseConfigText } from '../../../src/config/load.js';
 import { ReplayRunner } from '../../../src/replay/runner.js';
 import { replayThreaded } from '../../../src/replay/threaded-replay.js';
@@ -187,5 +187,18 @@ describe('replay on worker threads prints what the single-threaded replay prints
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('autoThreads: the workers a long recording gets by default', () => {
+  test.each([
+    { name: 'one CPU', cpus: 1, load: 0, workers: 0 },
+    { name: 'two idle CPUs', cpus: 2, load: 0.3, workers: 1 },
+    { name: 'two CPUs, one of them half busy', cpus: 2, load: 0.6, workers: 0 },
+    { name: 'two CPUs busy with other work', cpus: 2, load: 5, workers: 0 },
+    { name: 'four CPUs, one busy', cpus: 4, load: 1.2, workers: 2 },
+    { name: 'eight idle CPUs: at most three', cpus: 8, load: 0.1, workers: 3 },
+  ])('$name: $workers', ({ cpus, load, workers }) => {
+    expect(autoThreads(cpus, load)).toBe(workers);
   });
 });
