@@ -1,7 +1,8 @@
 // Part 9, replay throughput: the real command (`node dist/src/main.js replay`, spawn to exit) on a
-// generated 10,000-step recording of a 110-pod node, three ways, alternated run by run: as it runs
-// by default (parsing on worker threads beside the deciding thread), on one thread
-// (`--threads 0`), and confined to one core (`taskset -c 0`, where the default is one thread).
+// generated 10,000-step recording of a 110-pod node, four ways, alternated run by run: as it runs
+// by default (worker threads on the CPUs the load average shows free), with one parsing worker
+// beside the deciding thread (`--threads 1`), on one thread (`--threads 0`), and confined to one
+// core (`taskset -c 0`, where the default is one thread).
 // Their outputs are compared byte for byte. Beside them: start-up alone, the peak RSS of each way,
 // where the CPU goes in a run on threads (the deciding thread against all the others), small
 // recordings (below the size at which workers start) by default and on one thread, and in process
@@ -10,7 +11,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
@@ -27,7 +28,7 @@ import { distribution, fmt, type Distribution } from '../lib/stats.js';
 export const REPLAY_PODS = 110;
 
 /** The ways the command is run on the long recording. */
-export const REPLAY_WAYS = ['default', 'oneThread', 'oneCore'] as const;
+export const REPLAY_WAYS = ['default', 'oneWorker', 'oneThread', 'oneCore'] as const;
 export type ReplayWay = (typeof REPLAY_WAYS)[number];
 
 export interface ReplayWayResult {
@@ -56,9 +57,11 @@ export interface ReplayData {
   readonly ways: Readonly<Record<ReplayWay, ReplayWayResult | null>>;
   /** Why `oneCore` was not run (no taskset), or null. */
   readonly oneCoreSkipped: string | null;
+  /** The 1-minute load average when each run by default started (it chooses the workers from it). */
+  readonly defaultLoadAverages?: readonly number[];
   /** The command on an empty recording: start-up alone. */
   readonly startupSeconds: Distribution | null;
-  /** CPU time of one default run: the deciding (main) thread and all the others (parsing workers, the garbage collector's). */
+  /** CPU time of one run with a worker (`--threads 1`): the deciding (main) thread and all the others (the worker, V8's compiler and collector threads). */
   readonly threadCpu: { readonly mainMs: number; readonly otherMs: number; readonly wallMs: number } | null;
   readonly small: readonly SmallRecording[];
   /** ReplayRunner.step alone (lines parsed outside the timed part). */
@@ -211,11 +214,13 @@ export const replayPart: BenchPart<ReplayData> = {
     const node = (...args: string[]): string[] => [process.execPath, '--require', '{preload}', context.mainJs, 'replay', '--config', config, ...args];
     const commands: Readonly<Record<ReplayWay, readonly string[] | null>> = {
       default: node(recording),
+      oneWorker: node('--threads', '1', recording),
       oneThread: node('--threads', '0', recording),
       oneCore: oneCore ? ['taskset', '-c', '0', ...node(recording)] : null,
     };
     const measured = Object.fromEntries(REPLAY_WAYS.map((way) => [way, { seconds: [] as number[], rss: [] as number[], sha256: null as string | null }]));
     const startup: number[] = [];
+    const defaultLoadAverages: number[] = [];
     let threadCpu: ReplayData['threadCpu'] = null;
     let outputLines = 0;
     let evictionLines = 0;
@@ -225,7 +230,8 @@ export const replayPart: BenchPart<ReplayData> = {
         const command = commands[way];
         if (command === null) continue;
         throwIfInterrupted();
-        const result = await runCli(command, preload, rssFile, way === 'default' && run === runs - 1);
+        if (way === 'default') defaultLoadAverages.push(loadavg()[0] ?? 0);
+        const result = await runCli(command, preload, rssFile, way === 'oneWorker' && run === runs - 1);
         if (result.lines !== steps) throw new Error(`replay (${way}) printed ${result.lines} lines for ${steps} steps`);
         const slot = measured[way] as { seconds: number[]; rss: number[]; sha256: string | null };
         slot.seconds.push(result.seconds);
@@ -283,6 +289,7 @@ export const replayPart: BenchPart<ReplayData> = {
       cpus: availableParallelism(),
       ways,
       oneCoreSkipped: oneCore ? null : 'no taskset on this machine',
+      defaultLoadAverages,
       startupSeconds: distribution(startup),
       threadCpu,
       small,

@@ -147,19 +147,47 @@ container's \`oom_kill\` counter every 10 s (now only when the machine's count i
 moved). Smaller semi-spaces lowered the idle CPU too: 1.10 % of one core with the defaults, 0.48 %
 with 2 MiB, side by side at load average 3.
 
-**What is left over the targets.** Both figures sit at their targets' edge: two runs of this part
-nine minutes apart (the second with node-fetch left out of the bundle) gave 0.383 % and 0.299 % of
-one core and peaks of 93.9 and 98.9 MB (89.6 and 94.3 MiB). CPU: in a profile of the idle agent (sampled every 0.5 ms for
-37 s), the main thread spent 41 % of its time in the housekeeping pass's observation of the pods
-(reading their cgroups' memory.stat and cgroup.procs, mostly the kernel's own read), 23 % in
-garbage collection and 13 % in the OOM kill watcher's walk of the pod tree (every pod cgroup listed
-every 10 s, so that a new container's notification is armed within one interval); the other
-threads (libuv's pool, V8's collector helpers) take about a third of the total. The main thread's
-voluntary context switches come in bursts inside each pass, where it waits on the thread pool (the
-disk-usage walk's directory reads, statfs), not as wake-ups between passes. RSS: on the image's
-Node 24 the idle \`run\` peaked at 104 to 110 MiB (part 5), over the target: its binary keeps 50
-MiB of its own pages resident where Node 20's keeps 40, and the bundled library's source is kept
-outside V8's heap there (15 MB of external script source).
+**This round: where the memory goes, what was done, what was tried** (issue 30's target: under 64
+MiB including start, on the image's Node 24 and on Node 20). Read from \`/proc/<pid>/smaps\` of the
+idle \`run\` with its 110 pods, Node 20 / Node 24: the node binary's own pages 40 / 50 MiB (a bare
+\`node\` touches 30 / 31 of them; the rest is the code and data of what the agent uses, TLS, HTTP, the
+compilers; file-backed, shared with every node process on the host and dropped by the kernel under
+pressure, but counted in RSS); V8's heap 17 / 24 MiB of pages (about 17 MB in use: compiled code and
+bytecode about 6 MB, the modules' source about 5 MB of strings, 2 MB of it the client bundle, then
+objects); the C heap 13 / 12 MiB, about 10 MiB of it freed but still resident; stacks, the other
+libraries and the rest about 9 / 8. Loading the client bundle alone takes a bare node up by 24 / 36
+MiB, 5 / 10 of them Node's own https and TLS modules, which the client needs for any API server.
+A bare Node 24 with https loaded is thus 52 MiB before the agent's first line: 64 MiB cannot be met
+on it with this client library, and not on Node 20 either with its 40 MiB of binary pages.
+
+Done: the agent gives the C heap's freed pages back to the kernel (\`malloc_trim\` through koffi,
+\`native/heap-trim.ts\`) once the client library is loaded and once it has started; in side-by-side
+runs of the idle agent (three or four each) that took Node 24 from a peak of 103 to 95 to 97 MiB and
+101 to 92 at rest, and Node 20 from 82 to 87 at rest to 73 to 76 (its peak came later, from V8's heap).
+And this part now starts \`run\` with the DaemonSet's \`NODE_OPTIONS\` (\`--max-old-space-size=128\`,
+in the manifest and the chart) as the deployed pods have it: with the cap V8 collects the start-up's
+garbage before its heap grows as far, a peak of 77 to 79 MiB on Node 20 where it was 88 to 90
+without, and no change on Node 24.
+
+Tried and not kept, each side by side with the same agent (two to four runs): the whole program
+bundled into one tree-shaken file (esbuild, as the client is) saved 2 to 4 MiB on Node 24 and nothing
+on Node 20, for a different build and image layout; prom-client's registry and metric files loaded
+instead of its index (no push gateway, cluster or summary modules) and the build without comments
+saved nothing measurable; \`--optimize-for-size\` saved 12 MiB on Node 20 without the heap cap and
+nothing with it, 2 on Node 24; \`--max-lazy\`, \`--v8-pool-size=2\`, \`--single-threaded-gc\` and
+glibc's \`MALLOC_ARENA_MAX\`, \`MALLOC_TRIM_THRESHOLD_\` and \`MALLOC_MMAP_THRESHOLD_\` changed nothing
+beyond the runs' spread (about 2 MiB) or made it worse. V8 without its optimizing compilers
+(\`--max-opt=1\`) saved 8 MiB on Node 24 and \`--jitless\` or \`--lite-mode\` 10 to 14, but every pass
+then runs unoptimised (\`--lite-mode\` took the idle CPU from 0.5 to 1.5 % of a core): not for an
+agent whose reaction is timed in milliseconds.
+
+What wakes the idle agent (an strace of the main thread over 30 s, and the CPU of runs with the part
+removed): the housekeeping pass every 10 s, about 10 ms of CPU at 110 pods (part 3), which is most
+of the main thread's CPU and what passes that read less will cut; the node lock's heartbeat every
+second, which rewrites the lock's state file (0.03 to 0.05 % of a core: with the lock turned off the
+main thread's CPU fell from 0.30 to 0.24 % and 0.32 to 0.25 % in two pairs of runs at load average
+4 to 5); the event-loop lag sample (every 10 s) and the configuration re-read (every 30 s), too rare
+to measure; the other threads (V8's compiler and collector, libuv's pool) about a quarter of the total.
 
 ${measuredOn(result)}
 `;

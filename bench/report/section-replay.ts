@@ -16,7 +16,8 @@ const TARGET_STEPS_PER_SECOND = 5000;
 export const PREVIOUS_ROUND_STEPS_PER_SECOND = { cli: 2803, inProcess: 2878, engine: 24744, parseOnly: 5763 } as const;
 
 const WAY_NAMES: Readonly<Record<ReplayWay, string>> = {
-  default: 'by default (parsing on worker threads beside the deciding thread)',
+  default: 'by default (workers on the CPUs the load average shows free)',
+  oneWorker: 'one parsing worker beside the deciding thread (`--threads 1`)',
   oneThread: 'on one thread (`--threads 0`)',
   oneCore: 'confined to one core (`taskset -c 0`; the default is then one thread)',
 };
@@ -33,13 +34,15 @@ export function replaySection(result: PartResult<ReplayData>, title: string): Se
     {
       what: `replay, ${data.steps.toLocaleString('en-US')} steps × ${data.pods} pods`,
       target: `> ${TARGET_STEPS_PER_SECOND.toLocaleString('en-US')} steps/s end to end`,
-      result: `${fmt(byDefault)} steps/s end to end on ${data.cpus} CPUs (${rate(data.ways.oneThread?.seconds?.median)} on one thread, ${rate(data.ways.oneCore?.seconds?.median)} on one core); previous round ${PREVIOUS_ROUND_STEPS_PER_SECOND.cli} on one thread`,
+      result: `${fmt(byDefault)} steps/s end to end on ${data.cpus} CPUs (${rate(data.ways.oneWorker?.seconds?.median)} with a parsing worker, ${rate(data.ways.oneThread?.seconds?.median)} on one thread, ${rate(data.ways.oneCore?.seconds?.median)} on one core); previous round ${PREVIOUS_ROUND_STEPS_PER_SECOND.cli} on one thread`,
       met: byDefault === null || data.steps < 10_000 ? null : byDefault > TARGET_STEPS_PER_SECOND,
       ...(byDefault !== null && byDefault <= TARGET_STEPS_PER_SECOND
         ? {
-            note: `of ${fmt(data.ways.default?.seconds?.median)} s end to end, ${fmt(startup)} s is start-up; ${
-              cpu === null ? '' : `the deciding thread was busy ${fmt(cpu.mainMs / 1000)} s and the other threads (parsing workers, the garbage collector's) ${fmt(cpu.otherMs / 1000)} s, ${fmt((cpu.mainMs + cpu.otherMs) / cpu.wallMs)} cores on average; `
-            }on one thread reading the lines and JSON.parse alone take ${fmt(data.parseOnlySeconds?.median)} s (${rate(data.parseOnlySeconds?.median)} steps/s) and the engine ${fmt(data.engineSeconds?.median)} s`,
+            note: `${
+              data.defaultLoadAverages === undefined ? '' : `load average ${data.defaultLoadAverages.map((l) => fmt(l)).join(', ')} when the default runs started on ${data.cpus} CPUs; `
+            }of ${fmt(data.ways.default?.seconds?.median)} s end to end, ${fmt(startup)} s is start-up; on one thread reading the lines and JSON.parse alone take ${fmt(data.parseOnlySeconds?.median)} s (${rate(data.parseOnlySeconds?.median)} steps/s) and the engine ${fmt(data.engineSeconds?.median)} s${
+              cpu === null ? '' : `; with a parsing worker the deciding thread used ${fmt(cpu.mainMs / 1000)} s of CPU and the other threads (the worker, V8's compiler and collector) ${fmt(cpu.otherMs / 1000)} s, ${fmt((cpu.mainMs + cpu.otherMs) / 1000)} s in all against ${fmt(data.ways.oneThread?.seconds?.median)} s of one thread's wall time (×${fmt((cpu.mainMs + cpu.otherMs) / 1000 / (data.ways.oneThread?.seconds?.median ?? Number.NaN))}: the cost of handing steps over), which two free cores would return as ${fmt(data.steps / ((cpu.mainMs + cpu.otherMs) / 2000 + startup))} steps/s at best`
+            }`,
           }
         : {}),
     },
@@ -65,9 +68,10 @@ its output read through a pipe, on a generated recording of ${data.steps.toLocal
 ${data.pods}-pod node: every step a full Summary with every pod's memory (${fmt(data.recordingBytes / MiB)} MiB of JSON Lines),
 the pods in the first step, memory under the soft and hard thresholds two minutes in every hour
 (${data.evictionLines} steps evict), replayed with the configuration of \`examples/memory-pressure.config.yaml\`. By default
-a recording past 8 MiB is parsed on worker threads (one less than the CPUs, ${data.cpus} here) while the
-main thread decides, in order, on what they parsed (docs/replay.md); \`--threads 0\` is the replay of one
-thread, as it ran before. The three ways are alternated run by run, median of ${data.runs}; their outputs were
+a recording past 8 MiB is parsed on worker threads while the main thread decides, in order, on what
+they parsed, as many workers as the load average shows CPUs free, less the main thread's (${data.cpus} CPUs
+here); \`--threads 1\` asks for one worker whatever the load, \`--threads 0\` is the replay of one thread, as
+it ran before (docs/replay.md). The ways are alternated run by run, median of ${data.runs}; their outputs were
 ${hashes.size <= 1 ? 'identical, byte for byte' : '**not identical**'}. Peak RSS is the process's (\`getrusage\` maxrss at exit).
 
 ${table(['way', 'seconds', 'steps per second', 'without start-up', 'peak RSS, MiB'], wayRows)}
@@ -76,8 +80,8 @@ Start-up alone (the same command on an empty recording): ${fmt(startup)} s. Prev
 two CPUs: ${PREVIOUS_ROUND_STEPS_PER_SECOND.cli} steps/s end to end.${
     cpu === null
       ? ''
-      : ` In the last run by default the main (deciding) thread used ${fmt(cpu.mainMs / 1000)} s of CPU and all the
-other threads (the parsing workers, the garbage collector's helpers, libuv's pool) ${fmt(cpu.otherMs / 1000)} s, over
+      : ` In the last run with a worker the main (deciding) thread used ${fmt(cpu.mainMs / 1000)} s of CPU and all the
+other threads (the worker, V8's compiler and collector, libuv's pool) ${fmt(cpu.otherMs / 1000)} s, over
 ${fmt(cpu.wallMs / 1000)} s: ${fmt((cpu.mainMs + cpu.otherMs) / cpu.wallMs)} cores busy on average.`
   }
 
