@@ -105,6 +105,7 @@ export async function startBenchAgent(options: {
         onEvent(event);
       }),
     updateThresholds: (summary, thresholds) => adapters.notifier.updateThresholds(summary, thresholds),
+    setActing: (acting) => adapters.notifier.setActing(acting),
     stop: () => adapters.notifier.stop(),
   };
   const terminator: LocalTerminator = {

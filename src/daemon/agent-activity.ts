@@ -127,6 +127,7 @@ export function trackActivity<D extends { readonly notifier: MemoryThresholdNoti
           onEvent(event);
         }),
       updateThresholds: (summary, thresholds) => notifier.updateThresholds(summary, thresholds),
+      setActing: (acting) => notifier.setActing(acting),
       stop: () => notifier.stop(),
     },
     actions: {

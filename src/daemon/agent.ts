@@ -165,6 +165,8 @@ interface AgentParts {
   readonly podStats: PodStatsGuard;
   readonly outcomes: OutcomeReporter;
   readonly loop: EvictionLoop;
+  /** Told whether the agent acts: in a dry run it changes nothing the kernel does. */
+  readonly notifier: MemoryThresholdNotifier;
 }
 
 // The configuration in force, shared by the parts that read it at each use.
@@ -244,6 +246,7 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
     deps.clock,
   );
   outcomes.knownSignals(manager.thresholds.map((t) => t.signal));
+  deps.notifier.setActing(!dryRun());
   const loop = new EvictionLoop(loopSettings(config), {
     manager,
     observer: deps.observer,
@@ -263,7 +266,7 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
       await nodeStatus.report(result.nodeConditions, result.nowMs, stormGuard.taintHeld(result.nowMs));
     },
   });
-  return { identity, manager, executor, stormGuard, nodeStatus, psiConditions, taints, podStats, outcomes, loop };
+  return { identity, manager, executor, stormGuard, nodeStatus, psiConditions, taints, podStats, outcomes, loop, notifier: deps.notifier };
 }
 
 // A new configuration reaches every part; what carries over is each part's to decide.
@@ -281,6 +284,7 @@ function applyConfig(wanted: LoadedConfig, live: LiveConfig, parts: AgentParts, 
   parts.taints.updateSettings(next.agent.taintEviction);
   parts.outcomes.updateSettings(next.agent.reporting.retriggerWindowMs);
   parts.outcomes.knownSignals(parts.manager.thresholds.map((t) => t.signal));
+  parts.notifier.setActing(!isDryRun(live));
   metrics.configInfo.reset();
   metrics.configInfo.set({ kind: next.kind }, 1);
   setNearWholeMetric(next, metrics);

@@ -107,6 +107,12 @@ export interface MemoryThresholdNotifier {
    * root cgroup and `allocatableMemory.available` on the kubepods cgroup, hard and soft.
    */
   updateThresholds(summary: Summary, thresholds: readonly Threshold[]): void;
+  /**
+   * Whether the agent acts on what it decides (false in a dry run; true until told). A notifier
+   * that changes what the kernel does to buy the agent time (the psi notifier's memory.high
+   * wake-up) does so only while it acts.
+   */
+  setActing(acting: boolean): void;
   /** Stops promptly, even while a wait is outstanding; releases every descriptor. Idempotent. */
   stop(): Promise<void>;
 }

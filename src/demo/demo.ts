@@ -420,6 +420,7 @@ function printingNotifier(inner: MemoryThresholdNotifier, print: (text: string) 
         onEvent(event);
       }),
     updateThresholds: (summary, thresholds) => inner.updateThresholds(summary, thresholds),
+    setActing: (acting) => inner.setActing(acting),
     stop: () => inner.stop(),
   };
 }

@@ -137,6 +137,7 @@ export class SimulatedNode {
         const hard = thresholds.find((t) => t.signal === 'memory.available' && t.gracePeriodMs === 0);
         this.armedBytes = hard === undefined ? null : this.capacityBytes - Number(quantityValue(getThresholdQuantity(hard.value, BigInt(this.capacityBytes))));
       },
+      setActing: () => undefined,
       stop: async () => {
         this.listener = null;
       },

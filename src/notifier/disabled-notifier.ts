@@ -27,6 +27,8 @@ export class DisabledNotifier implements MemoryThresholdNotifier {
 
   updateThresholds(_summary: Summary, _thresholds: readonly Threshold[]): void {}
 
+  setActing(_acting: boolean): void {}
+
   stop(): Promise<void> {
     return Promise.resolve();
   }

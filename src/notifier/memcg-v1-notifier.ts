@@ -77,6 +77,9 @@ export class MemcgV1Notifier extends NotifierLifecycle implements MemoryThreshol
     this.logger.info('created memoryThresholdNotifier', { mode: this.mode, nodeCgroup: this.cgroupPath('memory.available'), podCgroup: this.cgroupPath('allocatableMemory.available') });
   }
 
+  /** memcg v1 thresholds only watch: the kernel does the same whether the agent acts or not. */
+  setActing(_acting: boolean): void {}
+
   /**
    * Decides at once what to arm; the registrations themselves complete asynchronously (see
    * settled()). A threshold whose registration is still in flight is reconsidered at the next call.

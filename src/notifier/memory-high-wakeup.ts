@@ -15,8 +15,10 @@
 // - before each write it records what it writes and what was there in an extended attribute of
 //   the cgroup (`trusted.kube-eviction-agent.memory-high`), and the next start restores a value a
 //   killed agent left, if it is still the one recorded;
-// - it restores `max` on stop, at process exit, and whenever the point it would set is at or past
-//   memory.max; and it never writes over a value it did not write (someone changed it: it stops).
+// - it restores `max` on stop, at process exit, while the agent does not act (a dry run: the
+//   throttling would then hold the pods in place of the kubelet's eviction and the kernel's OOM
+//   kill), and whenever the point it would set is at or past memory.max; and it never writes over a
+//   value it did not write (someone changed it: it stops).
 // Writes go off the main thread: lowering memory.high below the usage makes the writer reclaim.
 
 import { join } from 'node:path';
@@ -109,6 +111,11 @@ export class MemoryHighWakeup {
     // Just above: one page past the usage of the crossing, page-aligned as the kernel keeps it.
     const pointBytes = ((crossingWorkingSetBytes(nearest) + inactiveFileBytes) / PAGE_BYTES + 1n) * PAGE_BYTES;
     this.want(limitBytes !== null && pointBytes >= limitBytes ? UNLIMITED : pointBytes.toString());
+  }
+
+  /** Puts `max` back (if memory.high is still what this agent wrote); the next arm() sets it again. */
+  disarm(): void {
+    if (!this.gaveUp) this.want(UNLIMITED);
   }
 
   /** Puts `max` back (if memory.high is still what this agent wrote) and stops watching. */

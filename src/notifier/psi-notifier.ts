@@ -82,6 +82,7 @@ export class PsiNotifier extends NotifierLifecycle implements MemoryThresholdNot
   private readonly readers = new Map<MemorySignal, CgroupMemoryReader>();
   private readonly fastCheck: WorkingSetFastCheck;
   private memoryHigh: MemoryHighWakeup | null = null;
+  private acting = true;
   private triggerArming: Promise<unknown> = Promise.resolve();
 
   constructor(options: PsiNotifierOptions) {
@@ -146,6 +147,20 @@ export class PsiNotifier extends NotifierLifecycle implements MemoryThresholdNot
     this.figures = next;
     this.fastCheck.setFigures(next);
     this.armMemoryHigh();
+  }
+
+  /**
+   * The memory.high wake-up throttles the pods past the crossing to buy time for the eviction that
+   * follows. While the agent does not act (a dry run) no eviction follows, and the throttling would
+   * hold the pods there in place of the kubelet's eviction and the kernel's OOM kill: memory.high
+   * goes back to `max`, and the fast check watches the allocatable threshold itself.
+   */
+  setActing(acting: boolean): void {
+    this.acting = acting;
+    if (this.memoryHigh === null) return;
+    this.fastCheck.setKernelWatched('allocatableMemory.available', acting);
+    if (acting) this.armMemoryHigh();
+    else this.memoryHigh.disarm();
   }
 
   /** Resolves once the PSI triggers asked for at start are armed (or failed and reported). */
@@ -213,11 +228,11 @@ export class PsiNotifier extends NotifierLifecycle implements MemoryThresholdNot
         this.armMemoryHigh(true);
       },
     });
-    this.fastCheck.setKernelWatched('allocatableMemory.available', this.memoryHigh !== null);
+    this.fastCheck.setKernelWatched('allocatableMemory.available', this.memoryHigh !== null && this.acting);
   }
 
   private armMemoryHigh(fresh = false): void {
-    if (this.memoryHigh === null) return;
+    if (this.memoryHigh === null || !this.acting) return;
     const allocatable = [...this.figures.values()].filter((f) => f.target.signal === 'allocatableMemory.available');
     const capacityBytes = allocatable[0]?.capacityBytes ?? null;
     let reading: { usageBytes: bigint; workingSetBytes: bigint } | undefined;

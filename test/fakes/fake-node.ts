@@ -37,6 +37,13 @@ export class FakeNotifier implements MemoryThresholdNotifier {
     this.updates.push({ summary, thresholds });
   }
 
+  /** What the agent said, in order: whether it acts. */
+  readonly acting: boolean[] = [];
+
+  setActing(acting: boolean): void {
+    this.acting.push(acting);
+  }
+
   /** Simulates a kernel crossing. */
   fire(atMs: number, description = 'hard memory eviction threshold'): void {
     this.listener?.({ description, atMs });

@@ -127,6 +127,7 @@ export class FleetHost {
         this.listener = onEvent;
       },
       updateThresholds: () => undefined,
+      setActing: () => undefined,
       stop: async () => {
         this.listener = null;
       },

@@ -89,6 +89,7 @@ export class PortTimeline {
           onEvent(event);
         }),
       updateThresholds: (summary, thresholds) => inner.updateThresholds(summary, thresholds),
+      setActing: (acting) => inner.setActing(acting),
       stop: () => inner.stop(),
     };
   }

@@ -179,6 +179,8 @@ describe('the agent on a node under memory pressure', () => {
     expect(cluster.reporter.calls).toEqual([]);
     expect(await metric(harness.agent, 'kube_eviction_agent_evictions_total')).toMatch(/result="dry-run"/);
     expect(await metric(harness.agent, 'kube_eviction_agent_node_condition')).toMatch(/condition="MemoryPressure"\} 1/);
+    // Nor what the kernel does: the notifier is told the agent does not act (no memory.high throttling).
+    expect(notifier.acting).toEqual([false]);
   });
 
   test('a pod that moved to another node since the decision is never acted on', async () => {
@@ -515,6 +517,18 @@ describe('configuration hot reload', () => {
 
     // The same bad file is reported once, not on every change notification.
     expect(await agent.reloadNow()).toBe('unchanged');
+  });
+
+  test('a dry run turned on and off by a reload reaches the notifier: it changes what the kernel does only while the agent acts', async () => {
+    const path = join(dir, 'config.yaml');
+    writeFileSync(path, HARD_AND_SOFT);
+    harness = await start(HARD_AND_SOFT, { reload: { path, text: HARD_AND_SOFT } });
+    const { agent, notifier } = harness;
+    writeFileSync(path, `${HARD_AND_SOFT}actions:\n  dryRun: true\n`);
+    expect(await agent.reloadNow()).toBe('applied');
+    writeFileSync(path, HARD_AND_SOFT);
+    expect(await agent.reloadNow()).toBe('applied');
+    expect(notifier.acting).toEqual([true, false, true]);
   });
 
   test('fields read only at start are kept and named as requiring a restart (log, metric, Event); the rest is applied', async () => {

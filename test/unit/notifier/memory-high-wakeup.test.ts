@@ -1,7 +1,8 @@
 // The opt-in memory.high wake-up of the cgroup v2 notifier on the simulated kernel: where it puts
 // kubepods' memory.high, that a `high` event wakes a check at once, and everything it must undo or
 // leave alone: the value restored on stop, a value a killed run left restored at the next start, a
-// memory.high someone else set never touched, and no wake-up with the systemd driver.
+// memory.high someone else set never touched, none while the agent does not act (a dry run), and no
+// wake-up with the systemd driver.
 
 import { FakeClock } from '../../fakes/fake-clock.js';
 import { FakeNative } from '../../fakes/fake-native.js';
@@ -148,6 +149,34 @@ describe('the memory.high wake-up', () => {
     expect(logger.at('warn').map((l) => l.msg).join('\n')).toContain('was changed by someone else');
     await notifier.stop();
     expect(native.fileText(`${pods}/memory.high`)).toBe('2147483648\n');
+  });
+
+  test('while the agent does not act (a dry run) memory.high is max and the fast check watches the crossing itself; acting again arms it', async () => {
+    const { native, notifier, pods, setMemory, high, start, clock } = setup();
+    await start();
+    expect(high()).toBe(String(POINT));
+    notifier.setActing(false);
+    await clock.stepAsync(0);
+    // No eviction would follow to end the throttling past the point: the kernel is left as it was.
+    expect(high()).toBe('max');
+    expect(native.xattrsOf(pods)).toEqual({});
+    expect(notifier.memoryHighArmed()).toBeNull();
+    // Every pass brings new figures: they arm nothing while the agent does not act.
+    notifier.updateThresholds(podsSummary, [allocatable]);
+    await clock.stepAsync(0);
+    expect(high()).toBe('max');
+    // 1 MiB from the crossing: the fast check shortens its interval for it again (10 ms).
+    setMemory(pods, 2.5 * GI - 1024 ** 2, 0);
+    const reads = (): number => native.reads.filter((r) => r === `${pods}/memory.current`).length;
+    await clock.stepAsync(1000);
+    const before = reads();
+    await clock.stepAsync(500);
+    expect(reads() - before).toBeGreaterThan(10);
+    notifier.setActing(true);
+    await clock.stepAsync(0);
+    expect(high()).toBe(String(POINT));
+    await notifier.stop();
+    expect(high()).toBe('max');
   });
 
   test('a point at or past memory.max puts max back', async () => {
