@@ -73,6 +73,8 @@ export class PortTimeline {
         if (this.observations.length > 600) this.observations.splice(0, 100);
         return observation;
       },
+      // The memory shortcut's reader as it is: a notification is acted on as the product acts on it.
+      ...(inner.memory === undefined ? {} : { memory: inner.memory }),
       ...(inner.podVolumesPresent === undefined ? {} : { podVolumesPresent: (pod) => inner.podVolumesPresent?.(pod) }),
       ...(inner.close === undefined ? {} : { close: () => inner.close?.() }),
     };

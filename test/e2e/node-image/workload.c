@@ -8,7 +8,9 @@
  *   kea-workload leak MIB_PER_S [START [MAX]]  touch START MiB at once, then MIB_PER_S more each
  *                                              second (every page written) up to MAX MiB
  *   kea-workload forks PER_S MAX               fork PER_S sleeping children a second, up to MAX
- *   kea-workload fill FILE MIB_PER_S MAX_MIB   write FILE at MIB_PER_S up to MAX_MIB, then sleep
+ *   kea-workload fill FILE MIB_PER_S MAX_MIB [START_MIB]
+ *                                              write START_MIB to FILE at once, then MIB_PER_S more
+ *                                              each second up to MAX_MIB, then sleep
  *
  * As a container's PID 1 it would ignore SIGTERM without a handler, so it installs one and exits
  * at once, as a well-behaved main process does.
@@ -171,7 +173,7 @@ static int run_forks(long per_s, long max) {
   return 0;
 }
 
-static int run_fill(const char *path, long mib_per_s, long max_mib) {
+static int run_fill(const char *path, long mib_per_s, long max_mib, long start_mib) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     perror("kea-workload: open");
@@ -183,11 +185,11 @@ static int run_fill(const char *path, long mib_per_s, long max_mib) {
   long written = 0;
   struct timespec start;
   clock_gettime(CLOCK_MONOTONIC, &start);
-  printf("filling %s at %ld MiB/s up to %ld MiB\n", path, mib_per_s, max_mib);
+  printf("filling %s with %ld MiB, then at %ld MiB/s up to %ld MiB\n", path, start_mib, mib_per_s, max_mib);
   fflush(stdout);
-  for (long tick = 1; written < max_mib * MIB; tick++) {
-    wait_tick(&start, tick);
-    long target = written + step;
+  for (long tick = 0; written < max_mib * MIB; tick++) {
+    if (tick > 0) wait_tick(&start, tick);
+    long target = tick == 0 ? start_mib * MIB : written + step;
     if (target > max_mib * MIB) target = max_mib * MIB;
     while (written < target) {
       long n = target - written < (long)sizeof block ? target - written : (long)sizeof block;
@@ -199,7 +201,7 @@ static int run_fill(const char *path, long mib_per_s, long max_mib) {
       }
       written += done;
     }
-    if (tick % TICKS_PER_S == 0) {
+    if (tick > 0 && tick % TICKS_PER_S == 0) {
       printf("wrote %ld MiB\n", written / MIB);
       fflush(stdout);
     }
@@ -211,7 +213,7 @@ static int run_fill(const char *path, long mib_per_s, long max_mib) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: kea-workload pause | hold MIB | leak MIB_PER_S [START_MIB [MAX_MIB]] | forks PER_S MAX | fill FILE MIB_PER_S MAX_MIB\n");
+  fprintf(stderr, "usage: kea-workload pause | hold MIB | leak MIB_PER_S [START_MIB [MAX_MIB]] | forks PER_S MAX | fill FILE MIB_PER_S MAX_MIB [START_MIB]\n");
   return 2;
 }
 
@@ -228,8 +230,8 @@ int main(int argc, char **argv) {
     return run_leak(parse_long(argv[2], "MIB_PER_S"), argc > 3 ? parse_long(argv[3], "START_MIB") : 0, argc > 4 ? parse_long(argv[4], "MAX_MIB") : 0);
   } else if (strcmp(mode, "forks") == 0 && argc == 4) {
     return run_forks(parse_long(argv[2], "PER_S"), parse_long(argv[3], "MAX"));
-  } else if (strcmp(mode, "fill") == 0 && argc == 5) {
-    return run_fill(argv[2], parse_long(argv[3], "MIB_PER_S"), parse_long(argv[4], "MAX_MIB"));
+  } else if (strcmp(mode, "fill") == 0 && (argc == 5 || argc == 6)) {
+    return run_fill(argv[2], parse_long(argv[3], "MIB_PER_S"), parse_long(argv[4], "MAX_MIB"), argc > 5 ? parse_long(argv[5], "START_MIB") : 0);
   }
   return usage();
 }

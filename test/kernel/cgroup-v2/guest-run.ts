@@ -6,7 +6,7 @@
 // fails the tests rather than testing old code (`npm test` builds first).
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -81,8 +81,11 @@ export async function runGuestSuite(suite: GuestSuite, timeoutMs: number, runner
     );
     liveRunners.add(runner);
     let output = '';
+    // KEA_GUEST_LOG=FILE: the guest's output also goes there as it comes, to follow a long run.
+    const follow = process.env.KEA_GUEST_LOG;
     const keep = (chunk: Buffer): void => {
       output = (output + chunk.toString()).slice(-4 * OUTPUT_TAIL_CHARS);
+      if (follow !== undefined && follow !== '') appendFileSync(follow, chunk);
     };
     runner.stdout?.on('data', keep);
     runner.stderr?.on('data', keep);
@@ -108,22 +111,20 @@ function formatNotes(result: CaseResult): string {
 
 export interface CgroupV2SuiteOptions {
   readonly timeoutMs: number;
-  /** Said after the suite's title, for a suite a file boots more than once (`systemd driver`). */
-  readonly variant?: string;
   /** More runner arguments, asked for when the guest boots (after the file's other beforeAll hooks). */
   readonly runnerArgs?: () => readonly string[];
 }
 
 /**
  * Declares the suite's jest tests: one per guest case, named as the case is, under
- * `cgroup v2: <title> (QEMU guest)`. Call once at the top level of a test file (once per variant).
+ * `cgroup v2: <title> (QEMU guest)`. Call once at the top level of a test file.
  */
 export function cgroupV2Suite(suite: GuestSuite, options: CgroupV2SuiteOptions): void {
   // The whole guest run, times KEA_TEST_TIMEOUT_SCALE like every timeout inside it.
   const timeoutMs = scaledTimeoutMs(options.timeoutMs);
   const unavailable = guestUnavailable();
   const required = process.env.KEA_CGROUP_V2_REQUIRED === '1';
-  const title = `cgroup v2: ${suite.title}${options.variant === undefined ? '' : `, ${options.variant}`} (QEMU guest)`;
+  const title = `cgroup v2: ${suite.title} (QEMU guest)`;
   if (unavailable !== null && !required) {
     console.log(`skipping the cgroup v2 suite "${suite.name}": ${unavailable}`);
     describe.skip(title, () => {
@@ -146,7 +147,7 @@ export function cgroupV2Suite(suite: GuestSuite, options: CgroupV2SuiteOptions):
       const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
       const timing = run.timing === null ? 'no timing' : `boot ${seconds(run.timing.bootMs)}, suite ${seconds(run.timing.commandMs)}, total ${seconds(run.timing.totalMs)} (host wall clock)`;
       const inGuest = run.results === null ? '' : `; in the guest: loading ${seconds(run.results.loadMs)}, set-up ${seconds(run.results.setUpMs)}, cases and tear-down ${seconds(run.results.durationMs - run.results.setUpMs)}`;
-      console.log(`cgroup v2 guest, suite ${suite.name}${options.variant === undefined ? '' : ` (${options.variant})`} on ${run.results?.kernel ?? 'an unknown kernel'}: ${timing}${inGuest}`);
+      console.log(`cgroup v2 guest, suite ${suite.name} on ${run.results?.kernel ?? 'an unknown kernel'}: ${timing}${inGuest}`);
     } catch (error) {
       setUpError = error;
     }

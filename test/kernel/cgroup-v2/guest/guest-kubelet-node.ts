@@ -1,27 +1,42 @@
-// A real node in the cgroup v2 guest: containerd and a real kubelet of the pinned version, either
-// as systemd services (the systemd cgroup driver, as kubeadm sets it up: systemd runs as PID 1 of a
-// PID namespace of its own over the guest's root, and containerd and the kubelet are transient units
-// it starts, so their slices and scopes are systemd's) or as plain child processes (the cgroupfs
-// driver). The kubelet registers with the host's real kube-apiserver, which the guest reaches
-// through its one forwarded port (scripts/cgroup-v2-guest.sh --forward-port), carried here from
-// 127.0.0.1:<port> so that the API server's certificate (for 127.0.0.1) holds. Its root directory is
-// a small tmpfs (disk pressure), `kubepods` gets a memory limit a leak reaches in seconds, and the
-// kernel's record of OOM kills under it is kubepods' hierarchical memory.events.
+// A real node in the cgroup v2 guest: containerd and a real kubelet of the pinned version in PID and
+// mount namespaces of their own, either as systemd services (the systemd cgroup driver, as kubeadm
+// sets it up: systemd is PID 1 of those namespaces over the guest's root, and containerd and the
+// kubelet are transient units it starts, so their slices and scopes are systemd's) or as plain
+// processes there (the cgroupfs driver). Ending the namespaces' first process ends the node whole,
+// so one boot runs one driver's node after the other's. The kubelet registers with the host's real
+// kube-apiserver, which the guest reaches through its one forwarded port
+// (scripts/cgroup-v2-guest.sh --forward-port), carried here from 127.0.0.1:<port> so that the API
+// server's certificate (for 127.0.0.1) holds. Its root directory is a small tmpfs (disk pressure),
+// `kubepods` gets a memory limit a leak reaches in seconds, and the kernel's record of OOM kills
+// under it is kubepods' hierarchical memory.events.
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import type { Summary } from '../../../../src/api/summary.js';
 import { ApiClient } from '../../../e2e/harness/api-client.js';
 import { findRealNodeBinaries, type RealNodeBinaries } from '../../../e2e/harness/binaries.js';
 import { kubeconfigYaml } from '../../../e2e/harness/kubeconfig.js';
 import { PAUSE_IMAGE } from '../../../e2e/harness/real-node.js';
-import { sleep, waitFor } from '../../../e2e/harness/wait.js';
+import { waitFor } from '../../../e2e/harness/wait.js';
 
 export type CgroupDriver = 'systemd' | 'cgroupfs';
+
+/**
+ * The drivers a run boots a node under, in order: KEA_CGROUP_V2_DRIVERS (`systemd`, `cgroupfs`, or
+ * both, comma-separated), both by default. The host and the guest read the same variable, so the
+ * cases the host declares are those the guest runs.
+ */
+export function cgroupDrivers(value = process.env.KEA_CGROUP_V2_DRIVERS): CgroupDriver[] {
+  return (value ?? 'systemd,cgroupfs').split(',').map((driver) => {
+    if (driver !== 'systemd' && driver !== 'cgroupfs') throw new Error(`KEA_CGROUP_V2_DRIVERS: unknown cgroup driver "${driver}" (systemd, cgroupfs)`);
+    return driver;
+  });
+}
 
 /** What the host test hands the guest (a JSON file in the shared directory). */
 export interface GuestCluster {
@@ -47,13 +62,23 @@ export interface GuestKubeletOptions {
   readonly podPidsLimit: number;
 }
 
+const execFileAsync = promisify(execFile);
+const CGROUP_ROOT = '/sys/fs/cgroup';
+
 /** The host's address for the forwarded ports, as the guest sees it. */
 const HOST_ADDRESS = '10.0.2.100';
 // Not under /tmp: systemd's boot (systemd-tmpfiles, `D /tmp`) empties the guest's /tmp. /mnt is a
-// directory of the host's root, covered here by a tmpfs of the guest's own.
+// directory of the host's root (Debian's base-files make it), covered here by a tmpfs of the
+// guest's own.
 const WORK_MOUNT = '/mnt';
 const WORK = `${WORK_MOUNT}/kea-node`;
-const KUBELET_ROOT = '/var/lib/kubelet';
+// The kubelet writes /var/lib/kubelet/device-plugins whatever its --root-dir, and the host's root
+// is read-only in the guest (a fresh machine has no /var/lib/kubelet at all): /var/lib is a tmpfs of
+// the guest's own (nothing of the host's there is needed), the kubelet's root a smaller one in it.
+const VAR_LIB = '/var/lib';
+const KUBELET_ROOT = `${VAR_LIB}/kubelet`;
+// The node's mounts out here, each covering a directory of the host's root.
+const NODE_MOUNTS = [VAR_LIB, '/var/log', WORK_MOUNT];
 const POD_LOGS = '/var/log/pods';
 const SYSTEMD_NAME = 'kea-node';
 const READ_ONLY_PORT = 10255;
@@ -117,9 +142,16 @@ export class GuestKubeletNode {
   readonly imageFsDir = `${WORK}/containerd/root`;
   private forwarder: Server | null = null;
   private readonly connections = new Set<Socket>();
-  private systemdPid = 0;
-  private readonly children: ChildProcess[] = [];
+  /** `unshare`, whose child is the node's first process (systemd, or the holder under cgroupfs). */
+  private namespace: ChildProcess | null = null;
+  /** The node's first process, PID 1 of its PID namespace. */
+  private initPid = 0;
+  private readonly services = new Map<string, ChildProcess>();
   private readonly binaries: RealNodeBinaries;
+  // What was there before the node: what it added is what stop() removes.
+  private readonly cgroupsBefore = new Set(topCgroups());
+  private readonly runEntriesBefore = new Set(readdirSync('/run'));
+  private stopped: Promise<void> | null = null;
 
   private constructor(private readonly options: GuestKubeletOptions) {
     this.cluster = options.cluster;
@@ -139,42 +171,61 @@ export class GuestKubeletNode {
     return `/sys/fs/cgroup/${this.driver === 'systemd' ? 'kubepods.slice' : 'kubepods'}`;
   }
 
-  static async start(options: GuestKubeletOptions): Promise<GuestKubeletNode> {
-    const node = new GuestKubeletNode(options);
-    await node.startAll();
-    return node;
+  /** A node not started yet: start() starts it, stop() undoes whatever start() got to. */
+  static create(options: GuestKubeletOptions): GuestKubeletNode {
+    return new GuestKubeletNode(options);
   }
 
-  private async startAll(): Promise<void> {
+  /** Starts everything until the Node is Ready; resolves with how long each step took (guest ms). */
+  async start(): Promise<Readonly<Record<string, number>>> {
     const o = this.options;
+    const steps: Record<string, number> = {};
+    const timed = async <T>(step: string, run: () => Promise<T>): Promise<T> => {
+      const startedMs = performance.now();
+      const value = await run();
+      steps[step] = Math.round(performance.now() - startedMs);
+      return value;
+    };
     await this.forwardApiServer();
     // containerd's overlayfs snapshotter: the module is not in the guest's initramfs, but the
     // kernel's own modules are on the shared root.
     execFileSync('modprobe', ['overlay']);
-    // Mounts first: systemd's mount namespace is a copy of this one, taken when it starts.
+    // Mounts first: the node's mount namespace is a copy of this one, taken when it starts, and the
+    // agent and the scenarios, out here, read the same file systems.
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=768m,mode=0755', 'kea-node', WORK_MOUNT]);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m,mode=0755', 'kea-var-lib', VAR_LIB]);
+    mkdirSync(KUBELET_ROOT);
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${o.rootDirBytes},mode=0755`, 'kea-kubelet-root', KUBELET_ROOT]);
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64m,mode=0755', 'kea-var-log', '/var/log']);
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=768m,mode=0755', 'kea-node', WORK_MOUNT]);
     for (const dir of ['containerd/root', 'containerd/state', 'cni/bin', 'cni/net.d', 'manifests', 'volume-plugins', 'kubelet-pki', POD_LOGS]) mkdirSync(dir.startsWith('/') ? dir : join(WORK, dir), { recursive: true });
     for (const [entry, value] of Object.entries(KUBELET_SYSCTLS)) writeFileSync(`/proc/sys/${entry}`, value);
     writeFileSync(`${WORK}/cni/net.d/10-loopback.conflist`, JSON.stringify({ cniVersion: '1.0.0', name: 'kea-loopback', plugins: [{ type: 'loopback' }] }));
     writeFileSync(`${WORK}/containerd.toml`, containerdConfig(this.binaries, this.driver));
     writeFileSync(`${WORK}/kubelet.kubeconfig`, kubeconfigYaml({ server: this.url, caPem: this.cluster.caPem, token: this.cluster.nodeToken, user: `system:node:${this.cluster.nodeName}` }), { mode: 0o600 });
     writeFileSync(`${WORK}/kubelet.yaml`, stringify(this.kubeletConfig()));
-    if (this.driver === 'systemd') await this.startSystemd();
+    await timed(this.driver === 'systemd' ? 'systemdMs' : 'namespaceMs', () => this.startNamespace());
     const path = `${process.env.PATH ?? ''}:/usr/sbin:/sbin`;
-    this.startService('containerd', [this.binaries.containerd, '--config', `${WORK}/containerd.toml`], { PATH: path });
-    await waitFor(() => existsSync(`${WORK}/containerd.sock`), { what: 'containerd to listen', timeoutMs: 120_000, intervalMs: 200, abortIf: () => this.exited('containerd') });
-    // The images are imported, never pulled (no registry is reachable).
-    execFileSync(this.binaries.ctr, ['--address', `${WORK}/containerd.sock`, '-n', 'k8s.io', 'images', 'import', '--all-platforms', this.cluster.imagesTar], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 300_000 });
-    this.startService('kubelet', [this.binaries.kubelet, `--config=${WORK}/kubelet.yaml`, `--kubeconfig=${WORK}/kubelet.kubeconfig`, `--root-dir=${KUBELET_ROOT}`, `--cert-dir=${WORK}/kubelet-pki`, `--hostname-override=${this.cluster.nodeName}`, '--v=2'], { PATH: path });
-    await waitFor(
-      async () => {
-        const answer = await this.admin.request<{ status?: { conditions?: { type: string; status: string }[] } }>('GET', `/api/v1/nodes/${this.cluster.nodeName}`);
-        return answer.status === 200 && answer.body.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
-      },
-      { what: `the kubelet's Node ${this.cluster.nodeName} Ready`, timeoutMs: 240_000, intervalMs: 500, abortIf: () => this.exited('kubelet') },
+    await timed('containerdMs', async () => {
+      this.startService('containerd', [this.binaries.containerd, '--config', `${WORK}/containerd.toml`], { PATH: path });
+      await waitFor(() => existsSync(`${WORK}/containerd.sock`), { what: 'containerd to listen', timeoutMs: 120_000, intervalMs: 100, abortIf: () => this.exited('containerd') });
+    });
+    // The images are imported, never pulled (no registry is reachable), while the kubelet starts:
+    // no pod is created before both are done.
+    const imported = timed('imageImportMs', () =>
+      execFileAsync(this.binaries.ctr, ['--address', `${WORK}/containerd.sock`, '-n', 'k8s.io', 'images', 'import', '--all-platforms', this.cluster.imagesTar], { timeout: 300_000 }),
     );
+    const ready = timed('kubeletReadyMs', async () => {
+      this.startService('kubelet', [this.binaries.kubelet, `--config=${WORK}/kubelet.yaml`, `--kubeconfig=${WORK}/kubelet.kubeconfig`, `--root-dir=${KUBELET_ROOT}`, `--cert-dir=${WORK}/kubelet-pki`, `--hostname-override=${this.cluster.nodeName}`, '--v=2'], { PATH: path });
+      await waitFor(
+        async () => {
+          const answer = await this.admin.request<{ status?: { conditions?: { type: string; status: string }[] } }>('GET', `/api/v1/nodes/${this.cluster.nodeName}`);
+          return answer.status === 200 && answer.body.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+        },
+        { what: `the kubelet's Node ${this.cluster.nodeName} Ready`, timeoutMs: 240_000, intervalMs: 250, abortIf: () => this.exited('kubelet') },
+      );
+    });
+    await Promise.all([imported, ready]);
+    return steps;
   }
 
   private kubeletConfig(): Record<string, unknown> {
@@ -233,31 +284,44 @@ export class GuestKubeletNode {
     this.forwarder = server;
   }
 
-  // systemd as PID 1 of a PID namespace of its own, over the guest's root (docs/cgroup-v2.md).
-  private async startSystemd(): Promise<void> {
-    const log = openSync(`${WORK}/systemd.log`, 'w');
-    const child = spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', 'env', `container=${SYSTEMD_NAME}`, '/lib/systemd/systemd', '--system', '--log-target=kmsg', '--unit=multi-user.target'], { stdio: ['ignore', log, log] });
-    this.children.push(child);
+  // The node's PID and mount namespaces: systemd as their PID 1 over the guest's root
+  // (docs/real-kubelet-cgroup-v2.md), or, under cgroupfs, a shell that only reaps what is left to it.
+  // Ending that first process ends every process of the node (its pods' too), and its mounts go
+  // with the namespace, so the next node in the same boot starts from nothing of this one.
+  private async startNamespace(): Promise<void> {
+    const log = openSync(`${WORK}/init.log`, 'w');
+    const init = this.driver === 'systemd' ? ['env', `container=${SYSTEMD_NAME}`, '/lib/systemd/systemd', '--system', '--log-target=kmsg', '--unit=basic.target'] : ['bash', '-c', 'while :; do sleep 3600 & wait $!; done'];
+    const child = spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', ...init], { stdio: ['ignore', log, log] });
+    // The child has its own copy; this one would keep /mnt busy after the node ends.
+    closeSync(log);
+    this.namespace = child;
     // The child of unshare is PID 1 in the new namespace.
-    const pid = await waitFor(() => {
+    this.initPid = await waitFor(() => {
       const children = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
       return children === '' ? undefined : Number(children.split(' ')[0]);
-    }, { what: 'systemd to start', timeoutMs: 30_000, intervalMs: 100 });
-    this.systemdPid = pid;
+    }, { what: "the node's namespace to start", timeoutMs: 30_000, intervalMs: 50, abortIf: () => (child.exitCode === null ? null : `unshare exited ${child.exitCode}`) });
+    if (this.driver !== 'systemd') return;
     await waitFor(() => {
       const state = this.systemctl(['is-system-running']).stdout.trim();
       return ['running', 'degraded'].includes(state) ? state : undefined;
-    }, { what: 'systemd to finish starting (running or degraded)', timeoutMs: 180_000, intervalMs: 1000 });
+    }, { what: 'systemd to finish starting (running or degraded)', timeoutMs: 180_000, intervalMs: 250 });
     assert.ok(existsSync('/run/dbus/system_bus_socket'), "systemd's D-Bus socket is missing");
+  }
+
+  /** Runs a command inside the node's namespaces and root. */
+  private inNamespace(argv: readonly string[]): string[] {
+    return ['nsenter', '-t', String(this.initPid), '-m', '-p', '-r', '-w', '--', ...argv];
   }
 
   /** Runs a systemd tool inside systemd's namespaces and root. */
   systemctl(args: readonly string[], tool = 'systemctl'): { status: number | null; stdout: string; stderr: string } {
-    const done = spawnSync('nsenter', ['-t', String(this.systemdPid), '-m', '-p', '-r', '-w', '--', 'env', 'SYSTEMD_IGNORE_CHROOT=1', tool, ...args], { encoding: 'utf8', timeout: 60_000 });
+    const [command, ...rest] = this.inNamespace(['env', 'SYSTEMD_IGNORE_CHROOT=1', tool, ...args]);
+    const done = spawnSync(command as string, rest, { encoding: 'utf8', timeout: 60_000 });
     return { status: done.status, stdout: done.stdout ?? '', stderr: done.stderr ?? '' };
   }
 
-  // A service: a transient systemd unit (Delegate, as their packaged units have), or a child process.
+  // A service in the node's namespaces: a transient systemd unit (Delegate, as their packaged units
+  // have), or under cgroupfs a process there (nsenter, its parent out here, exits with it).
   private startService(name: string, argv: readonly string[], env: Readonly<Record<string, string>>): void {
     const logFile = `${WORK}/${name}.log`;
     if (this.driver === 'systemd') {
@@ -269,19 +333,22 @@ export class GuestKubeletNode {
       return;
     }
     const log = openSync(logFile, 'w');
-    const [command, ...args] = argv;
-    this.children.push(Object.assign(spawn(command as string, args, { stdio: ['ignore', log, log], env: { ...process.env, ...env } }), { kea: name }));
+    const [command, ...args] = this.inNamespace(argv);
+    this.services.set(name, spawn(command as string, args, { stdio: ['ignore', log, log], env: { ...process.env, ...env } }));
+    closeSync(log);
   }
 
-  // Why a service is gone, or null while it runs.
+  // Why a service is gone, or null while it runs (polled while the node starts: under systemd its
+  // unit's cgroup is read first, as asking systemctl each time costs the emulated guest a process).
   private exited(name: string): string | null {
     if (this.driver === 'systemd') {
+      if (populated(join(CGROUP_ROOT, 'system.slice', `${name}.service`))) return null;
       const state = this.systemctl(['is-active', name]).stdout.trim();
       if (state === 'active' || state === 'activating') return null;
       const status = this.systemctl(['status', '--no-pager', '--full', name]).stdout;
       return `${name} is ${state}: ${status.slice(-1500)}\n${this.log(name).slice(-2000)}`;
     }
-    const child = this.children.find((c) => (c as ChildProcess & { kea?: string }).kea === name);
+    const child = this.services.get(name);
     return child === undefined || child.exitCode === null ? null : `${name} exited ${child.exitCode}: ${this.log(name).slice(-2000)}`;
   }
 
@@ -327,21 +394,90 @@ export class GuestKubeletNode {
     return found;
   }
 
-  /** Stops the kubelet, the pods, containerd and systemd; the guest powers off after. */
-  async stop(): Promise<void> {
-    if (this.driver === 'systemd' && this.systemdPid !== 0) {
-      for (const unit of ['kubelet', 'containerd']) this.systemctl(['stop', unit]);
-    }
-    for (const child of [...this.children].reverse()) {
-      child.kill('SIGTERM');
-      for (let i = 0; i < 100 && child.exitCode === null && child.signalCode === null; i++) await sleep(100);
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    }
-    // The pods' processes outlive containerd (their shims are their parents): end them by cgroup.
-    if (existsSync(join(this.kubepodsPath, 'cgroup.kill'))) writeFileSync(join(this.kubepodsPath, 'cgroup.kill'), '1');
+  /**
+   * Ends the node: its namespaces' first process (every process of the node with it, pods and
+   * shims included, and the mounts it made), then its cgroups, the mounts made for it out here and
+   * what it left in /run. Idempotent; leftovers() says what, if anything, is still there.
+   */
+  stop(): Promise<void> {
+    this.stopped ??= this.stopAll();
+    return this.stopped;
+  }
+
+  private async stopAll(): Promise<void> {
     // Connections still open (keep-alive clients) would hold close() forever.
     const closed = new Promise<void>((resolve) => (this.forwarder === null ? resolve() : this.forwarder.close(() => resolve())));
     for (const socket of this.connections) socket.destroy();
     await closed;
+    const alive = (child: ChildProcess | null): boolean => child !== null && child.exitCode === null && child.signalCode === null;
+    // PID 1 of the namespace (unshare waits for it): the kernel then kills every other process in it.
+    if (alive(this.namespace)) {
+      if (this.initPid !== 0) process.kill(this.initPid, 'SIGKILL');
+      else this.namespace?.kill('SIGKILL');
+    }
+    // What is still there after this is for leftovers() to report.
+    await waitFor(() => ![this.namespace, ...this.services.values()].some(alive), { what: "the node's processes to end", timeoutMs: 30_000, intervalMs: 50 }).catch(() => undefined);
+    for (const top of topCgroups().filter((name) => !this.cgroupsBefore.has(name))) {
+      await waitFor(() => !populated(join(CGROUP_ROOT, top)), { what: `the cgroup ${top} to empty`, timeoutMs: 30_000, intervalMs: 100 }).catch(() => undefined);
+      removeCgroupTree(join(CGROUP_ROOT, top));
+    }
+    for (const point of mountsUnder(NODE_MOUNTS)) spawnSync('umount', [point], { stdio: 'ignore' });
+    for (const entry of readdirSync('/run')) if (!this.runEntriesBefore.has(entry)) rmSync(join('/run', entry), { recursive: true, force: true });
   }
+
+  /** What the node left behind after stop(): its processes, cgroups and mounts (none, when all went). */
+  leftovers(): string[] {
+    const binaries = new Set([this.binaries.kubelet, this.binaries.containerd, this.binaries.containerdShim, this.binaries.runc]);
+    const processes: string[] = [];
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const exe = readlinkSync(`/proc/${entry}/exe`);
+        if (binaries.has(exe) || Number(entry) === this.initPid) processes.push(`process ${entry} (${exe})`);
+      } catch {
+        // Exited, or a kernel thread.
+      }
+    }
+    const cgroups = topCgroups().filter((name) => !this.cgroupsBefore.has(name)).map((name) => `cgroup /${name}`);
+    const mounts = mountsUnder(NODE_MOUNTS).map((point) => `mount ${point}`);
+    const run = readdirSync('/run').filter((entry) => !this.runEntriesBefore.has(entry)).map((entry) => `/run/${entry}`);
+    return [...processes, ...cgroups, ...mounts, ...run];
+  }
+}
+
+/** Whether any process is in the cgroup or below it (its cgroup.events); false when there is no such cgroup. */
+export function populated(cgroup: string): boolean {
+  try {
+    return readFileSync(join(cgroup, 'cgroup.events'), 'utf8').includes('populated 1');
+  } catch {
+    return false;
+  }
+}
+
+/** The cgroups directly under the unified hierarchy's root. */
+function topCgroups(): string[] {
+  return readdirSync(CGROUP_ROOT, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name);
+}
+
+// A cgroup and those below it, deepest first (a cgroup goes only once it has no children).
+function removeCgroupTree(path: string): void {
+  for (const entry of readdirSync(path, { withFileTypes: true })) if (entry.isDirectory()) removeCgroupTree(join(path, entry.name));
+  try {
+    rmdirSync(path);
+  } catch {
+    // Still populated: leftovers() reports it.
+  }
+}
+
+// The mount points at or below these directories in this mount namespace, deepest first.
+function mountsUnder(dirs: readonly string[]): string[] {
+  const points: string[] = [];
+  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    // Field 5 is the mount point, with spaces and the like as octal escapes.
+    const point = line.split(' ')[4]?.replace(/\\(\d{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+    if (point !== undefined && dirs.some((dir) => point === dir || point.startsWith(`${dir}/`))) points.push(point);
+  }
+  return points.sort((a, b) => b.length - a.length);
 }

@@ -89,7 +89,8 @@ async function main(): Promise<number> {
     }
     const durationMs = Math.round(performance.now() - caseStartedMs);
     cases.push({ name: c.name, ok: error === undefined, ...(error === undefined ? {} : { error }), durationMs, notes });
-    console.log(`${error === undefined ? 'ok  ' : 'FAIL'} ${c.name} (${(durationMs / 1000).toFixed(1)} s)${error === undefined ? '' : `\n     ${error.split('\n')[0]}`}`);
+    const noted = Object.entries(notes).map(([key, value]) => `${key}=${value}`).join(', ');
+    console.log(`${error === undefined ? 'ok  ' : 'FAIL'} ${c.name} (${(durationMs / 1000).toFixed(1)} s)${noted === '' ? '' : `\n     ${noted}`}${error === undefined ? '' : `\n     ${error.split('\n')[0]}`}`);
     save(false);
   }
   try {
