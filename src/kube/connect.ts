@@ -120,7 +120,7 @@ class Client implements KubeClient {
   }
 
   eventRecorder(component: string): EventRecorder {
-    return new KubeEventRecorder({ core: this.core, caller: this.caller, clock: this.options.clock, logger: this.logger.child({ component: 'events' }), component, nodeName: this.options.nodeName });
+    return new KubeEventRecorder({ core: this.core, caller: this.caller, clock: this.options.clock, logger: this.logger.child({ component: 'events' }), component, nodeName: this.options.nodeName, random: this.options.random });
   }
 
   nodeReporter(): NodeReporter {
@@ -132,6 +132,8 @@ class Client implements KubeClient {
       clock: this.options.clock,
       logger: this.logger.child({ component: 'node-reporter' }),
       random: this.options.random,
+      // The view's Node once it is watched (the agent's); a command that never starts it reads.
+      watchedNode: () => this.view?.node() ?? null,
     });
     return this.reporter;
   }

@@ -1,6 +1,7 @@
 // Events over the stand-in, which applies the API server's core/v1 validation: what the kubelet's
 // record package would write, with the eviction annotations, never an exception, and the retries
-// of a write the API server did not answer.
+// of a write the API server did not answer or shed (429). The jitter of the first retry is pinned
+// at half the interval.
 
 import { FakeClock } from '../../fakes/fake-clock.js';
 import type { Pod } from '../../../src/api/pod.js';
@@ -15,7 +16,7 @@ let clock: FakeClock;
 
 beforeEach(async () => {
   clock = new FakeClock(NOW_MS);
-  h = await startHarness({ clock });
+  h = await startHarness({ clock, random: () => 0.5 });
   h.standIn.setNode(node());
 });
 afterEach(async () => {
@@ -88,6 +89,21 @@ for (const tc of failures) {
   });
 }
 
+test('a 429 (the API server shedding load) is retried until the Event lands, once', async () => {
+  const target = h.standIn.createPod(pod('a'));
+  h.standIn.injectFault({ method: 'POST', pathPattern: '/events', status: 429, count: 2 });
+  const written = h.client.eventRecorder('kube-eviction-agent').podEvent(target, { type: 'Warning', reason: 'Evicted', message: 'm' });
+  await until('the first 429', () => retrying() === 1);
+  expect(h.standIn.events()).toEqual([]);
+  await clock.stepAsync(EVENT_RETRY_INTERVAL_MS / 2);
+  await until('the second 429', () => retrying() === 2);
+  await clock.stepAsync(EVENT_RETRY_INTERVAL_MS);
+  await expect(written).resolves.toBeUndefined();
+  expect(h.standIn.requests().filter((r) => r.method === 'POST').map((r) => r.status)).toEqual([429, 429, 201]);
+  expect(h.standIn.events().map((e) => (e as { message: string }).message)).toEqual(['m']);
+  expect(h.logger.find('recording an event failed')).toEqual([]);
+});
+
 // Polls in real time: the stand-in answers over real sockets while the recorder sleeps on the fake clock.
 async function until(what: string, condition: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -96,14 +112,15 @@ async function until(what: string, condition: () => boolean): Promise<void> {
 
 const retrying = (): number => h.logger.find('recording an event failed; retrying').length;
 
-test('an API server that does not answer: the write is retried every 10 s, 12 tries in all (client-go\'s recorder), then logged as failed, never thrown', async () => {
+test('an API server that does not answer: the write is retried after a random part of 10 s, then every 10 s, 12 tries in all (client-go\'s recorder), then logged as failed, never thrown', async () => {
   const target = h.standIn.createPod(pod('a'));
   await h.standIn.stop();
   const written = h.client.eventRecorder('kube-eviction-agent').podEvent(target, { type: 'Warning', reason: 'Evicted', message: 'm' });
   for (let attempt = 1; attempt < EVENT_MAX_TRIES; attempt++) {
     await until(`failed try ${attempt}`, () => retrying() === attempt);
-    expect(h.logger.find('recording an event failed; retrying').at(-1)?.fields).toMatchObject({ object: 'default/a', reason: 'Evicted', status: 0, attempts: attempt, retryInMs: EVENT_RETRY_INTERVAL_MS });
-    await clock.stepAsync(EVENT_RETRY_INTERVAL_MS);
+    const retryInMs = attempt === 1 ? EVENT_RETRY_INTERVAL_MS / 2 : EVENT_RETRY_INTERVAL_MS;
+    expect(h.logger.find('recording an event failed; retrying').at(-1)?.fields).toMatchObject({ object: 'default/a', reason: 'Evicted', status: 0, attempts: attempt, retryInMs });
+    await clock.stepAsync(retryInMs);
   }
   await expect(written).resolves.toBeUndefined();
   expect(retrying()).toBe(EVENT_MAX_TRIES - 1);
