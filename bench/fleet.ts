@@ -4,8 +4,9 @@
 // (bench/workers/fleet-worker.ts, at most 250 agents each), one real kubelet beside them and a
 // second client reading a pod every 100 ms throughout. Phases: at rest (--rest-s, default 600 s), a
 // storm on 10 % of the nodes and one on 100 % under the API server's built-in schemas (the chart's
-// default), one on 100 % under the chart's FlowSchema at its values and one with larger values,
-// and an API server restart with a storm on 10 % while it is down. Each phase's figures go to
+// default), one on 100 % under the chart's FlowSchema at its values and one per --tuned setting,
+// the storm's burst replayed at a real fleet's pace (bench/lib/fleet-replay.ts) under each of those
+// settings, and an API server restart with a storm on 10 % while it is down. Each phase's figures go to
 // bench/results/fleet-<N>.json as soon as it ends, and docs/scale.md and its plots are regenerated
 // from every stored result (`--report-only`: only that). `--max-minutes` bounds the run (time spent
 // waiting for the lock aside); a phase the limit cuts short keeps what it measured and says so.
@@ -30,10 +31,11 @@ import { cgroupV1Unavailable } from '../test/helpers/cgroup-sandbox.js';
 import { installInterruptHandlers, interruptSignal } from './lib/cleanup.js';
 import { AuditRecord, sleep, type FleetContext } from './lib/fleet-context.js';
 import { measureRest } from './lib/fleet-rest.js';
+import { measureReplay } from './lib/fleet-replay.js';
 import { measureRestart } from './lib/fleet-restart.js';
 import { FleetResultFile, type FleetResult, type FlowControlSetting } from './lib/fleet-result.js';
 import { measureStorm, type StormPhase } from './lib/fleet-storm.js';
-import { allStats, FleetWorker } from './lib/fleet-workers.js';
+import { allStats, FleetWorker, setProcessPriority } from './lib/fleet-workers.js';
 import { holdLock } from './lib/heavy-lock.js';
 import { SecondClient } from './lib/second-client.js';
 import { writeScalePage } from './report/scale-page.js';
@@ -70,7 +72,7 @@ interface Options {
   readonly tag: string | null;
 }
 
-const PHASES = ['rest', 'storm-10', 'storm-100', 'storm-100-chart', 'storm-100-tuned', 'restart'] as const;
+const PHASES = ['rest', 'storm-10', 'storm-100', 'storm-100-chart', 'storm-100-tuned', 'replay', 'restart'] as const;
 
 function parseOptions(argv: readonly string[]): Options {
   const value = (flag: string): string | undefined => {
@@ -101,25 +103,30 @@ function chartDefaults(): FlowControlSetting {
 function commitOf(): string {
   try {
     const head = execFileSync('git', ['-C', repoRoot, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    const changed = execFileSync('git', ['-C', repoRoot, 'status', '--porcelain', '--untracked-files=no', '--', 'src', 'bench', 'test/e2e/harness'], { encoding: 'utf8' }).trim() !== '';
+    const changed = execFileSync('git', ['-C', repoRoot, 'status', '--porcelain', '--', 'src'], { encoding: 'utf8' }).trim() !== '';
     return changed ? `${head}+changes` : head;
   } catch {
     return 'unknown';
   }
 }
 
-function loadResults(): FleetResult[] {
+// The stored results of one kind: `fleet-<N>.json` (suffix ''), or `fleet-<N>-before.json`.
+function loadResults(suffix = ''): FleetResult[] {
   if (!existsSync(resultsDir)) return [];
   return readdirSync(resultsDir)
-    .filter((f) => /^fleet-\d+\.json$/.test(f))
+    .filter((f) => new RegExp(`^fleet-\\d+${suffix}\\.json$`).test(f))
     .map((f) => JSON.parse(readFileSync(join(resultsDir, f), 'utf8')) as FleetResult)
     .sort((a, b) => a.nodes - b.nodes);
+}
+
+function writePage(): void {
+  writeScalePage(repoRoot, loadResults(), loadResults('-before'));
 }
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (argv.includes('--report-only')) {
-    writeScalePage(repoRoot, loadResults());
+    writePage();
     return;
   }
   installInterruptHandlers();
@@ -144,13 +151,14 @@ async function main(): Promise<void> {
     phases: [],
     rest: null,
     storms: [],
+    replays: [],
     restart: null,
   };
   const file = new FleetResultFile(join(resultsDir, options.tag === null ? `fleet-${nodeCount}.json` : `fleet-${nodeCount}-${options.tag}.json`), result);
   const save = (): void => {
     result.durations.totalS = Math.round((Date.now() - runStartMs) / 1000);
     file.save();
-    if (options.tag === null) writeScalePage(repoRoot, loadResults());
+    if (options.tag === null) writePage();
   };
   const plane = await ControlPlane.start({ binaries: binaries.binaries, nodeNames: [KUBELET_NODE], auditLog: true, startTimeoutMs: 300_000 });
   const workers: FleetWorker[] = [];
@@ -188,9 +196,18 @@ async function main(): Promise<void> {
     await sleep(20_000);
     if (lockFile !== undefined) {
       await release?.();
+      // While others measure, the fleet idles as quietly as it can: no second client, and the API
+      // server and etcd at the lowest CPU priority (the agents always are) until the lock is held.
+      second.paused = true;
+      const quiet = (nice: number): void => {
+        for (const pid of [plane.apiServerPid, plane.etcdPid]) if (pid !== null) setProcessPriority(pid, nice);
+      };
+      quiet(19);
       say(`waiting for ${lockFile} (exclusive)`);
       t = Date.now();
       release = await holdLock(lockFile, 'exclusive');
+      quiet(0);
+      second.paused = false;
       result.durations.lockWaitS = Math.round((Date.now() - t) / 1000);
       say(`${lockFile} held exclusively after ${result.durations.lockWaitS} s`);
       await sleep(5_000);
@@ -238,6 +255,7 @@ async function main(): Promise<void> {
       try {
         if (name === 'rest') result.rest = await measureRest(context, options.restMs, realNode === null ? null : { user: `system:node:${KUBELET_NODE}`, pods: KUBELET_PODS }, baseline);
         else if (name === 'restart') result.restart = await measureRestart(context, tenth);
+        else if (name === 'replay') for (const f of [null, chart, ...tuned]) if (!interruptSignal.aborted && Date.now() < context.deadlineMs) result.replays.push(await measureReplay(context, repoRoot, f, identity.token));
         else for (const phase of storms[name] ?? []) if (!interruptSignal.aborted && Date.now() < context.deadlineMs) result.storms.push(await measureStorm(context, phase, repoRoot));
         record('measured');
       } catch (err) {

@@ -23,6 +23,9 @@ export interface TimelineSecond {
   readonly mutatingP50Ms: number | null;
   readonly mutatingP99Ms: number | null;
   readonly secondClientP99Ms: number | null;
+  /** Nodes showing the agents' pressure condition or taint at the end of this second, and those with the taint. */
+  readonly nodesUnderPressure: number;
+  readonly nodesTainted: number;
 }
 
 export interface LatencySummary {
@@ -68,6 +71,8 @@ export interface StormResult extends EvictionTally {
   readonly evictionsPerSecondPeak: number;
   readonly evictionsPerSecondMean: number | null;
   readonly agentRequests: Record<string, number>;
+  /** The agents' requests answered other than 2xx, by `verb resource code`. */
+  readonly failedRequests: Record<string, number>;
   readonly requestsPerNode: number;
   readonly latencyByVerb: Record<string, LatencySummary>;
   readonly mutating: LatencySummary;
@@ -82,7 +87,25 @@ export interface StormResult extends EvictionTally {
   readonly cpu: CpuUse;
   /** Set when the run's time limit ended the phase before everything settled. */
   readonly cutShort?: string;
+  /** Nodes still under pressure when the phase gave up waiting: a few, each with the agents' requests about it. */
+  readonly stuckNodes?: { name: string; requests: string[] }[];
   readonly timeline: TimelineSecond[];
+}
+
+/** A storm's burst sent as a real fleet would send it (bench/lib/fleet-replay.ts). */
+export interface ReplayResult {
+  readonly nodes: number;
+  readonly flowControl: FlowControlSetting | null;
+  readonly requests: Record<string, number>;
+  /** From the first request sent until the last was answered. */
+  readonly answeredWithinMs: number;
+  /** The answers by HTTP status (0: none). */
+  readonly statuses: Record<string, number>;
+  readonly mutating: LatencySummary;
+  readonly latencyByVerb: Record<string, LatencySummary>;
+  readonly apfRejected: number;
+  readonly secondClient: LatencySummary & { readonly failures: number };
+  readonly cpu: CpuUse;
 }
 
 export interface RestResult {
@@ -133,7 +156,7 @@ export interface FleetResult {
   /** When the run started (ISO 8601). */
   readonly measuredAt: string;
   readonly machine: string;
-  /** The commit the run was built from (with `+changes` when the tree differed from it). */
+  /** The commit of the agent measured (with `+changes` when src/ differed from it). */
   readonly commit: string;
   complete: boolean;
   /** Wall time of the run's parts, in seconds (lockWaitS: waiting for other runs). */
@@ -141,6 +164,7 @@ export interface FleetResult {
   readonly phases: PhaseRecord[];
   rest: RestResult | null;
   readonly storms: StormResult[];
+  readonly replays: ReplayResult[];
   restart: RestartResult | null;
 }
 

@@ -53,6 +53,9 @@ export async function measureStorm(context: FleetContext, phase: StormPhase, rep
     const metricsBefore = (await admin.request('GET', '/metrics')).text;
     const cpuBefore = cpuMark(plane, statsBefore);
     const startMs = Date.now();
+    // The Nodes' pressure, second by second (what the agents show, as a scheduler would see it).
+    const pressure: { atMs: number; pressed: number; tainted: number }[] = [];
+    const sampler = setInterval(() => pressure.push({ atMs: Date.now(), pressed: fleetNodes.underPressure(), tainted: fleetNodes.taintedCount() }), 1000);
     say(`${phase.label}: ${phase.nodes.length} nodes cross the hard threshold within 1 s`);
     await storm(context, phase.nodes, STORM_BYTES);
     const allGone = await waitUntil(context, () => [...targets.keys()].every((uid) => kubelets.goneAtMs.has(uid)), ALL_GONE_CAP_MS);
@@ -61,13 +64,15 @@ export async function measureStorm(context: FleetContext, phase: StormPhase, rep
     const recoveredMs = recovered === true ? fleetNodes.lastCalmAtMs - startMs : null;
     await sleep(5_000);
     const endMs = Date.now();
+    clearInterval(sampler);
+    const stuck = recovered === true ? [] : fleetNodes.pressedNames().slice(0, 5);
     const statsAfter = await workerStats(context);
     const metricsAfter = (await admin.request('GET', '/metrics')).text;
     const cpu = cpuUse(cpuBefore, cpuMark(plane, statsAfter));
     const agent = context.audit.between(agentUser, startMs, endMs);
     const tally = await tallyEvictions(context, targets, startMs, agent, statsAfter);
     const mutating = agent.filter((r) => MUTATING_VERBS.has(r.verb));
-    const timeline = perSecond(startMs, endMs, agent, second.between(startMs, endMs).map((s) => ({ atMs: s.atMs, latencyMs: s.latencyMs })));
+    const timeline = perSecond(startMs, endMs, agent, second.between(startMs, endMs).map((s) => ({ atMs: s.atMs, latencyMs: s.latencyMs })), pressure);
     const level = phase.flowControl === null ? 'workload-low' : context.serviceAccount;
     const secondSamples = second.between(startMs, endMs);
     const result: StormResult = {
@@ -80,6 +85,7 @@ export async function measureStorm(context: FleetContext, phase: StormPhase, rep
       evictionsPerSecondPeak: timeline.reduce((peak, t) => Math.max(peak, t.evictions), 0),
       evictionsPerSecondMean: tally.allGoneMs === null || tally.allGoneMs === 0 ? null : tally.podsEvicted / (tally.allGoneMs / 1000),
       agentRequests: countByVerbAndResource(agent),
+      failedRequests: countByVerbAndResource(agent.filter((r) => r.code < 200 || r.code >= 300).map((r) => ({ ...r, resource: `${r.resource} ${r.code}` }))),
       requestsPerNode: agent.length / phase.nodes.length,
       latencyByVerb: latencyByVerb(agent.filter((r) => r.verb !== 'watch')),
       mutating: summarize(mutating.map((r) => r.latencyMs)),
@@ -91,7 +97,8 @@ export async function measureStorm(context: FleetContext, phase: StormPhase, rep
       apfDispatchedToAgentSchema: phase.flowControl === null ? 0 : metricValue(metricsAfter, 'apiserver_flowcontrol_dispatched_requests_total', { flow_schema: context.serviceAccount }) - metricValue(metricsBefore, 'apiserver_flowcontrol_dispatched_requests_total', { flow_schema: context.serviceAccount }),
       secondClient: { ...summarize(secondSamples.map((s) => s.latencyMs)), failures: secondSamples.filter((s) => s.status !== 200).length },
       cpu,
-      ...(allGone !== true || recovered !== true ? { cutShort: allGone !== true ? `not every pod went: ${allGone}` : `not every Node came back to rest: ${recovered}` } : {}),
+      ...(allGone !== true || recovered !== true ? { cutShort: allGone !== true ? `not every pod went: ${allGone}` : `not every Node came back to rest: ${recovered} (${fleetNodes.underPressure()} under pressure, ${fleetNodes.taintedCount()} tainted)` } : {}),
+      ...(stuck.length === 0 ? {} : { stuckNodes: stuck.map((name) => ({ name, requests: agent.filter((r) => r.name === name || r.fieldSelector.endsWith(`=${name}`) || r.name.startsWith(`${name}.`) || r.name.startsWith(`${name}-pod-`)).map((r) => `${((r.receivedAtMs - startMs) / 1000).toFixed(1)} s ${r.verb} ${r.resource} ${r.code} ${r.latencyMs} ms`) })) }),
       timeline,
     };
     say(
@@ -108,7 +115,7 @@ export async function measureStorm(context: FleetContext, phase: StormPhase, rep
 
 // Per second since the first crossing: pods deleted (first 2xx DELETE of each), the agents' requests
 // and 429s, their mutating calls' p50 and p99, and the second client's p99.
-function perSecond(startMs: number, endMs: number, agent: readonly AuditedRequest[], secondSamples: readonly { atMs: number; latencyMs: number }[]): TimelineSecond[] {
+function perSecond(startMs: number, endMs: number, agent: readonly AuditedRequest[], secondSamples: readonly { atMs: number; latencyMs: number }[], pressure: readonly { atMs: number; pressed: number; tainted: number }[]): TimelineSecond[] {
   const seconds = Math.max(1, Math.ceil((endMs - startMs) / 1000));
   const buckets = Array.from({ length: seconds }, () => ({ evictions: 0, requests: 0, status429: 0, mutating: [] as number[], second: [] as number[] }));
   const at = (ms: number): (typeof buckets)[number] | undefined => buckets[Math.floor((ms - startMs) / 1000)];
@@ -125,5 +132,16 @@ function perSecond(startMs: number, endMs: number, agent: readonly AuditedReques
     }
   }
   for (const s of secondSamples) at(s.atMs)?.second.push(s.latencyMs);
-  return buckets.map((b, second) => ({ second, evictions: b.evictions, agentRequests: b.requests, status429: b.status429, mutatingP50Ms: percentile(b.mutating, 50), mutatingP99Ms: percentile(b.mutating, 99), secondClientP99Ms: percentile(b.second, 99) }));
+  const pressureAt = (second: number): { pressed: number; tainted: number } => [...pressure].reverse().find((p) => p.atMs <= startMs + (second + 1) * 1000) ?? { pressed: 0, tainted: 0 };
+  return buckets.map((b, second) => ({
+    second,
+    evictions: b.evictions,
+    agentRequests: b.requests,
+    status429: b.status429,
+    mutatingP50Ms: percentile(b.mutating, 50),
+    mutatingP99Ms: percentile(b.mutating, 99),
+    secondClientP99Ms: percentile(b.second, 99),
+    nodesUnderPressure: pressureAt(second).pressed,
+    nodesTainted: pressureAt(second).tainted,
+  }));
 }

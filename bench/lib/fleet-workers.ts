@@ -3,6 +3,7 @@
 // command waiting on it instead of leaving the run waiting for ever.
 
 import { fork, type ChildProcess } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { trackChild } from './cleanup.js';
 
@@ -47,7 +48,7 @@ export class FleetWorker {
    */
   static start(script: string, say: (line: string) => void): FleetWorker {
     const child = trackChild(fork(script, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: ['--max-old-space-size=4096'] }));
-    if (child.pid !== undefined) setPriority(child.pid, 19);
+    if (child.pid !== undefined) setProcessPriority(child.pid, 19);
     return new FleetWorker(child, say);
   }
 
@@ -64,6 +65,23 @@ export class FleetWorker {
   async stop(): Promise<void> {
     await this.ask({ type: 'stop' }, 'stopped').catch(() => undefined);
     this.child.kill('SIGKILL');
+  }
+}
+
+/** Sets the nice value of every thread of `pid` (setpriority on a PID sets its main thread's alone). */
+export function setProcessPriority(pid: number, nice: number): void {
+  let threads: string[] = [];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return;
+  }
+  for (const tid of threads) {
+    try {
+      setPriority(Number(tid), nice);
+    } catch {
+      // The thread has ended.
+    }
   }
 }
 

@@ -20,6 +20,8 @@ export interface SecondClientSample {
 export class SecondClient {
   private readonly samples: SecondClientSample[] = [];
   private running = true;
+  /** While set, no read is made (the run waits for the machine, and loads it as little as it can). */
+  paused = false;
   private readonly loop: Promise<void>;
 
   private constructor(
@@ -46,6 +48,10 @@ export class SecondClient {
 
   private async run(): Promise<void> {
     while (this.running) {
+      if (this.paused) {
+        await new Promise((resolve) => setTimeout(resolve, PERIOD_MS));
+        continue;
+      }
       const startMs = Date.now();
       let status = 0;
       try {

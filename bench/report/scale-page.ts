@@ -9,6 +9,7 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FleetResult, StormResult } from '../lib/fleet-result.js';
 import { table } from './markdown.js';
+import { changesSection, extrapolationSection, flowControlSection, goalsSection } from './scale-findings.js';
 import { lineChart } from './svg.js';
 
 const ms = (v: number | null | undefined): string => (v === null || v === undefined ? '–' : v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${Math.round(v)} ms`);
@@ -30,17 +31,18 @@ function timelineSvg(result: FleetResult, storm: StormResult): string {
   const xTicks = Array.from({ length: Math.floor(xMax / step) + 1 }, (_, i) => i * step);
   const caption = `${result.nodes} nodes, measured ${result.measuredAt.slice(0, 16).replace('T', ' ')} UTC on ${result.machine}; one kube-apiserver and etcd`;
   const evictions = lineChart({
-    title: `${storm.label}: pods evicted per second`,
+    title: `${storm.label}: evictions per second, Nodes under pressure`,
     caption,
     xLabel: 'seconds since the first crossing',
     yLabel: 'per second',
     xMax,
-    yMax: Math.max(5, ...storm.timeline.map((t) => Math.max(t.evictions, t.status429 / 10))) * 1.1,
+    yMax: Math.max(5, ...storm.timeline.map((t) => Math.max(t.evictions, t.status429 / 10, t.nodesUnderPressure / 10))) * 1.1,
     xTicks,
     height: 300,
     series: [
       { label: 'pods deleted by the agents', color: '#1f6feb', points: storm.timeline.map((t) => [t.second, t.evictions] as const) },
       { label: '429s answered to the agents (/10)', color: '#bf8700', points: storm.timeline.map((t) => [t.second, t.status429 / 10] as const), dashed: true },
+      { label: 'Nodes showing pressure (/10)', color: '#8250df', points: storm.timeline.map((t) => [t.second, t.nodesUnderPressure / 10] as const), dashed: true },
     ],
   });
   const seconds = (v: number | null): number => (v === null ? 0 : v / 1000);
@@ -64,7 +66,8 @@ function timelineSvg(result: FleetResult, storm: StormResult): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" width="800" height="600" viewBox="0 0 800 600">\n${inner(evictions, 0)}${inner(latency, 300)}</svg>\n`;
 }
 
-export function writeScalePage(repoRoot: string, results: readonly FleetResult[]): void {
+/** Writes the page from `results` (one per N) and `before` (runs of the agent before its request changes, by N). */
+export function writeScalePage(repoRoot: string, results: readonly FleetResult[], before: readonly FleetResult[] = []): void {
   const docs = join(repoRoot, 'docs');
   const plots = join(docs, 'scale');
   mkdirSync(plots, { recursive: true });
@@ -239,6 +242,40 @@ export function writeScalePage(repoRoot: string, results: readonly FleetResult[]
     }
   }
 
+  const replayed = results.filter((r) => (r.replays ?? []).length > 0);
+  if (replayed.length > 0) {
+    add('### The storm\'s burst at a real fleet\'s pace', '');
+    add(
+      'In the storms above the agents\' requests reach the API server spread over tens of seconds: the N agents share this',
+      'machine\'s 2 cores (at the lowest priority), so the work each node\'s agent does in a few milliseconds on its own node',
+      'takes seconds here (the timelines\' first seconds). On a cluster each node\'s agent sends its burst within the second its',
+      'node crosses. Here that burst (per node: the Evicted Event, the DisruptionTarget condition, then the DELETE, the',
+      'EvictionThresholdMet Event, the taint, then the conditions; the agent\'s bodies, as its ServiceAccount) is sent by one light',
+      'client for every node within one second, each node over a connection of its own opened then, as an agent\'s is',
+      '(bench/lib/fleet-replay.ts). Latencies are the audit log\'s; a 429 is counted, not retried.',
+      '',
+    );
+    add(
+      table(
+        ['nodes', 'APF', 'requests', 'all answered within', 'mutating p50 / p99 / max', 'answers', 'APF rejected', 'second client p50 / p99 / max', 'CPU s: API server / etcd'],
+        replayed.flatMap((r) =>
+          (r.replays ?? []).map((x) => [
+            String(r.nodes),
+            x.flowControl === null ? 'built-in schemas (chart default)' : `chart FlowSchema, ${x.flowControl.nominalConcurrencyShares} shares, queues of ${x.flowControl.queueLengthLimit}`,
+            String(sum(x.requests)),
+            ms(x.answeredWithinMs),
+            `${ms(x.mutating.p50Ms)} / ${ms(x.mutating.p99Ms)} / ${ms(x.mutating.maxMs)}`,
+            Object.entries(x.statuses).map(([code, n]) => `${code === '0' ? 'none' : code} ×${n}`).join(', '),
+            String(x.apfRejected),
+            `${ms(x.secondClient.p50Ms)} / ${ms(x.secondClient.p99Ms)} / ${ms(x.secondClient.maxMs)}`,
+            `${num(x.cpu.apiServerS, 0)} / ${num(x.cpu.etcdS, 0)}`,
+          ]),
+        ),
+      ),
+      '',
+    );
+  }
+
   add('## API server restart under the fleet', '');
   const restarted = results.filter((r) => r.restart !== null);
   if (restarted.length === 0) add('Not measured yet.', '');
@@ -260,5 +297,9 @@ export function writeScalePage(repoRoot: string, results: readonly FleetResult[]
       '',
     );
   }
+  add(...goalsSection(results), ...flowControlSection(results), ...changesSection(results, before), ...extrapolationSection(results), ...OPERATOR_ADVICE);
   writeFileSync(join(docs, 'scale.md'), `${lines.join('\n')}\n`);
 }
+
+// What the figures above come to for an operator (kept in step with them when they change).
+const OPERATOR_ADVICE = ['## What to set on a large cluster', '', 'To be written from the runs.', ''];

@@ -165,6 +165,7 @@ export class FleetKubelets {
 export class FleetNodes {
   private readonly watch: ListWatch;
   private readonly pressed = new Set<string>();
+  private readonly tainted = new Set<string>();
   private calmAtMs = 0;
 
   constructor(admin: ApiClient) {
@@ -183,6 +184,16 @@ export class FleetNodes {
     return this.pressed.size;
   }
 
+  /** Nodes that carry the agent's taint now (a subset of those under pressure). */
+  taintedCount(): number {
+    return this.tainted.size;
+  }
+
+  /** The names of the nodes under pressure now, in order. */
+  pressedNames(): string[] {
+    return [...this.pressed].sort();
+  }
+
   /** When the last node under pressure came back to rest. */
   get lastCalmAtMs(): number {
     return this.calmAtMs;
@@ -196,7 +207,10 @@ export class FleetNodes {
     const name = node.metadata.name ?? '';
     const status = node.status as { conditions?: { type: string; status: string }[] } | undefined;
     const spec = node.spec as { taints?: { key: string }[] } | undefined;
-    const pressed = type !== 'DELETED' && (status?.conditions?.some((c) => c.type === FLEET_PRESSURE_CONDITION && c.status === 'True') === true || spec?.taints?.some((t) => t.key === FLEET_TAINT_KEY) === true);
+    const tainted = type !== 'DELETED' && spec?.taints?.some((t) => t.key === FLEET_TAINT_KEY) === true;
+    if (tainted) this.tainted.add(name);
+    else this.tainted.delete(name);
+    const pressed = tainted || (type !== 'DELETED' && status?.conditions?.some((c) => c.type === FLEET_PRESSURE_CONDITION && c.status === 'True') === true);
     if (pressed) this.pressed.add(name);
     else if (this.pressed.delete(name)) this.calmAtMs = Date.now();
   }
