@@ -252,11 +252,17 @@ async function main(): Promise<void> {
         record('skipped', interruptSignal.aborted ? 'the run was interrupted' : 'the run\'s time limit had passed');
         continue;
       }
+      const inTime = (): boolean => !interruptSignal.aborted && Date.now() < context.deadlineMs;
       try {
-        if (name === 'rest') result.rest = await measureRest(context, options.restMs, realNode === null ? null : { user: `system:node:${KUBELET_NODE}`, pods: KUBELET_PODS }, baseline);
-        else if (name === 'restart') result.restart = await measureRestart(context, tenth);
-        else if (name === 'replay') for (const f of [null, chart, ...tuned]) if (!interruptSignal.aborted && Date.now() < context.deadlineMs) result.replays.push(await measureReplay(context, repoRoot, f, identity.token));
-        else for (const phase of storms[name] ?? []) if (!interruptSignal.aborted && Date.now() < context.deadlineMs) result.storms.push(await measureStorm(context, phase, repoRoot));
+        if (name === 'rest') {
+          result.rest = await measureRest(context, options.restMs, realNode === null ? null : { user: `system:node:${KUBELET_NODE}`, pods: KUBELET_PODS }, baseline);
+        } else if (name === 'restart') {
+          result.restart = await measureRestart(context, tenth);
+        } else if (name === 'replay') {
+          for (const f of [null, chart, ...tuned]) if (inTime()) result.replays.push(await measureReplay(context, repoRoot, f, identity.token));
+        } else {
+          for (const phase of storms[name] ?? []) if (inTime()) result.storms.push(await measureStorm(context, phase, repoRoot));
+        }
         record('measured');
       } catch (err) {
         say(`${name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

@@ -75,6 +75,7 @@ export async function measureRestart(context: FleetContext, nodes: readonly stri
     agentsReopened,
     relists: agent.filter((r) => r.verb === 'list').length,
     requests: countByVerbAndResource(agent),
+    failedRequests: countByVerbAndResource(agent.filter((r) => r.code < 200 || r.code >= 300).map((r) => ({ ...r, resource: `${r.resource} ${r.code}` }))),
     status429: agent.filter((r) => r.code === 429).length,
     agentApiErrors: total(statsAfter, 'apiErrors') - total(statsBefore, 'apiErrors'),
     ...tally,

@@ -136,6 +136,8 @@ export interface RestartResult extends EvictionTally {
   readonly agentsReopened: number;
   readonly relists: number;
   readonly requests: Record<string, number>;
+  /** The agents' requests answered other than 2xx, by `verb resource code`. */
+  readonly failedRequests: Record<string, number>;
   readonly status429: number;
   readonly agentApiErrors: number;
   readonly cutShort?: string;

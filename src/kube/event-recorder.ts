@@ -8,11 +8,13 @@
 // beside the evictions, never before them). As client-go's recorder does for the kubelet, a write
 // the API server did not answer (down, paused, too slow) is retried every 10 s, 12 tries in all, the
 // first retry after a random part of that (so a fleet's agents that lost the API server together
-// come back apart), and an Evicted Event outlives an API outage of up to two minutes. So is a 429:
-// the API server shedding load (API Priority and Fairness) asks to be tried again, which client-go's
-// REST client does on its own; in a fleet-wide storm that is where Events were lost. Any other answer
-// that refuses it is final. A retry that finds the Event already there (the earlier try reached the
-// server after this side gave up) counts as written, so an Event is never doubled.
+// come back apart), and an Evicted Event outlives an API outage of up to two minutes. So are the
+// answers of an API server that is loaded or still starting: a 429 (shedding load, which client-go's
+// REST client retries on its own; in a fleet-wide storm that is where Events were lost), a 5xx, and
+// a 401 or 403 (authentication and RBAC answer before their caches have loaded: one of a restart's
+// Evicted Events was lost that way). Only an answer about the Event itself (400, 404, 409, 422...)
+// is final. A retry that finds the Event already there (the earlier try reached the server after
+// this side gave up) counts as written, so an Event is never doubled.
 
 import { setMaxListeners } from 'node:events';
 import type { CoreV1Event, V1ObjectReference as ObjectReference } from '@kubernetes/client-node';
@@ -39,6 +41,11 @@ export interface KubeEventRecorderDeps {
 /** client-go's record package: `maxTriesPerEvent` and `defaultSleepDuration`. */
 export const EVENT_MAX_TRIES = 12;
 export const EVENT_RETRY_INTERVAL_MS = 10_000;
+
+/** Whether an Event write that failed with `status` may land if tried again (0: no answer). */
+export function retryable(status: number): boolean {
+  return status === 0 || status === 401 || status === 403 || status === 429 || status >= 500;
+}
 
 export class KubeEventRecorder implements EventRecorder {
   private sequence = 0;
@@ -114,7 +121,7 @@ export class KubeEventRecorder implements EventRecorder {
         return;
       }
       const fields = { object: subject, reason: event.reason, status, error: message, attempts: attempt };
-      if ((status !== 0 && status !== 429) || attempt >= EVENT_MAX_TRIES || this.closing.signal.aborted) {
+      if (!retryable(status) || attempt >= EVENT_MAX_TRIES || this.closing.signal.aborted) {
         logger.warn('recording an event failed', fields);
         return;
       }
