@@ -373,6 +373,11 @@ export class EvictionExecutor {
         note('local-termination', 'skipped', 'already ended; its requests are in flight');
         return 'accepted';
       }
+      if (this.pendingDeletes.has(uid)) {
+        // Ended by an earlier pass whose deletion failed: that deletion is retried, never sent (nor its Event recorded) twice.
+        note('local-termination', 'skipped', 'already ended; its deletion is being retried');
+        return 'accepted';
+      }
       this.endLocally(eviction, notifiedAtMs, note);
       acted.set(uid, { action: 'local-termination', atMs: this.deps.clock.nowMs() });
       if ('skip' in cached) {

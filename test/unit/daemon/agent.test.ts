@@ -387,6 +387,27 @@ describe('the agent on a node under memory pressure', () => {
     });
   }
 
+  test('a pod ended locally whose deletion failed is not evicted again by a later pass while the deletion is retried', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const { clock, cluster, notifier, setAvailable } = harness;
+    cluster.actions.injectError('deletePod', { result: 'failed', status: 0, message: 'connect ECONNREFUSED' }, 2);
+    setAvailable(300 * Mi);
+    notifier.fire(clock.nowMs());
+    await flushMicrotasks();
+    // Still short, and the pod still the biggest user as the node reports it: every later pass picks it again.
+    for (let i = 0; i < 10; i++) {
+      await clock.stepAsync(1_000);
+      notifier.fire(clock.nowMs());
+      await flushMicrotasks();
+    }
+    await clock.stepAsync(10_000);
+    // Its one deletion, retried until it landed, and its one Evicted Event (the pod after it ranks next once it is terminating).
+    const deletes = cluster.actions.callsOf('deletePod').filter((c) => c.uid === UID.leaky);
+    expect(deletes.map((c) => c.outcome.result)).toEqual(['failed', 'failed', 'accepted']);
+    expect(cluster.events.events.filter((e) => e.reason === 'Evicted' && e.pod?.metadata.name === 'leaky')).toHaveLength(1);
+    expect(await metric(harness.agent, 'kube_eviction_agent_evictions_total')).toMatch(/action="local-termination",result="skipped"\} [1-9]/);
+  });
+
   test('a 409 on delete (the pod was replaced) is not retried and evicts nobody else in that pass', async () => {
     harness = await start(HARD_AND_SOFT);
     const { clock, cluster, notifier, setAvailable } = harness;
