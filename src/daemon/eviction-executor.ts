@@ -7,9 +7,11 @@
 //
 // Nothing on the way to a local kill waits for the API server: the pod is re-checked against the
 // watch's latest state (memory), its processes are ended, and only then do the requests go out, in
-// the background (the re-check GET, the DisruptionTarget condition, the DELETE), with the Events
-// beside them rather than before them. On a real node each request took 20-60 ms; the node Event the
-// kill used to wait for, 22-36 ms.
+// the background (the DisruptionTarget condition, the DELETE, both conditional on the pod's UID),
+// with the Events beside them rather than before them. On a real node each request took 20-60 ms;
+// the node Event the kill used to wait for, 22-36 ms. A deletion that failed is retried with
+// jittered back-off, and not at all once the watch shows it landed (a request the agent gave up on
+// may still have reached the API server): every node of a fleet pays for what its agent repeats.
 
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
@@ -49,6 +51,8 @@ export interface ExecutorDeps {
   readonly refusal?: () => string | null;
   /** The eviction storm guard: asked before a soft eviction, told of every eviction that goes ahead. */
   readonly stormGuard?: EvictionStormGuard;
+  /** Spreads the retries of failed deletions (a fleet's agents that failed together retry apart). */
+  readonly random?: () => number;
 }
 
 /** What one execution did: the pods now terminating, to wait for before the next eviction. */
@@ -75,9 +79,11 @@ interface Attempt {
 
 type Note = (act: string, res: string, message?: string) => Attempt;
 
-// How long a deletion whose processes were already ended is retried, and how often at most.
+// How long a deletion whose processes were already ended is retried, and how often: after 2 s,
+// then twice as long each time up to a minute, each delay shortened at random by up to half.
 const DELETE_RETRY_WINDOW_MS = 10 * 60_000;
-const DELETE_RETRY_MIN_INTERVAL_MS = 2_000;
+const DELETE_RETRY_FIRST_MS = 2_000;
+const DELETE_RETRY_MAX_MS = 60_000;
 // The node Event for a threshold is recorded at most this often (the kubelet relies on the
 // client-side event correlator to fold its repeats; a plain rate limit does the same here).
 const NODE_EVENT_INTERVAL_MS = 60_000;
@@ -100,6 +106,12 @@ type SkipReason = 'gone' | 'replaced' | 'other-node' | 'critical' | 'terminating
 interface Skip {
   readonly skip: SkipReason;
   readonly message: string;
+}
+
+/** The delay before retrying a deletion that failed `attempts` times: doubling from 2 s to a minute, each shortened at random by up to half. */
+export function deleteRetryDelayMs(attempts: number, random: () => number): number {
+  const baseMs = Math.min(DELETE_RETRY_MAX_MS, DELETE_RETRY_FIRST_MS * 2 ** Math.min(10, Math.max(0, attempts - 1)));
+  return Math.round(baseMs * (1 - 0.5 * Math.min(1, Math.max(0, random()))));
 }
 
 function signalLabel(eviction: Eviction): string {
@@ -248,14 +260,21 @@ export class EvictionExecutor {
         this.log.error('giving up deleting a pod whose processes were ended', { pod: podKey(pending.eviction.pod), attempts: pending.attempts });
         continue;
       }
+      const landed = this.deletionLanded(pending.eviction.pod);
+      if (landed !== null) {
+        this.pendingDeletes.delete(uid);
+        this.deps.metrics.evictions.inc({ signal: signalLabel(pending.eviction), action: 'delete', result: 'gone' });
+        this.log.info('a failed deletion landed after all: not retried', { pod: podKey(pending.eviction.pod), seen: landed, attempts: pending.attempts });
+        continue;
+      }
       // In the background: a pass never waits for an API server that may be down.
       pending.retrying = true;
       this.requests.run(`retry delete ${podKey(pending.eviction.pod)}`, async () => {
         try {
-          const outcome = await this.requestDeletion(pending.eviction, 'delete');
+          const outcome = await this.requestDeletion({ ...pending.eviction, pod: this.watched(pending.eviction.pod) }, 'delete');
           pending.attempts++;
           if (outcome.result === 'failed') {
-            pending.nextAtMs = nowMs + Math.min(60_000, DELETE_RETRY_MIN_INTERVAL_MS * 2 ** Math.min(pending.attempts, 5));
+            pending.nextAtMs = nowMs + this.retryDelayMs(pending.attempts);
           } else {
             this.pendingDeletes.delete(uid);
             this.deps.metrics.evictions.inc({ signal: signalLabel(pending.eviction), action: 'delete', result: outcome.result === 'accepted' ? 'accepted' : 'gone' });
@@ -266,6 +285,28 @@ export class EvictionExecutor {
         }
       });
     }
+  }
+
+  /**
+   * Whether the watch shows the pod deleted (gone, or terminating): a DELETE the client gave up on
+   * (a timeout, a connection cut) may still have reached the API server, and sending it again would
+   * only cost the API server a request. Null while it shows the pod as it was, or has not synced.
+   */
+  private deletionLanded(pod: Pod): 'gone' | 'terminating' | null {
+    const { cluster } = this.deps;
+    if (!cluster.synced) return null;
+    const current = cluster.pods().find((p) => p.metadata.uid === pod.metadata.uid);
+    if (current === undefined) return 'gone';
+    return current.metadata.deletionTimestamp === undefined || current.metadata.deletionTimestamp === null ? null : 'terminating';
+  }
+
+  // The pod as the watch holds it now (its conditions included), or as decided on when the watch no longer has it.
+  private watched(pod: Pod): Pod {
+    return this.deps.cluster.pods().find((p) => p.metadata.uid === pod.metadata.uid) ?? pod;
+  }
+
+  private retryDelayMs(attempts: number): number {
+    return deleteRetryDelayMs(attempts, this.deps.random ?? Math.random);
   }
 
   // Fire and forget: the kubelet's node Event, at most once a minute per signal.
@@ -330,6 +371,11 @@ export class EvictionExecutor {
       if (this.inFlight.has(uid)) {
         // Its processes were ended by an earlier pass whose requests are still in flight.
         note('local-termination', 'skipped', 'already ended; its requests are in flight');
+        return 'accepted';
+      }
+      if (this.pendingDeletes.has(uid)) {
+        // Ended by an earlier pass whose deletion failed: that deletion is retried, never sent (nor its Event recorded) twice.
+        note('local-termination', 'skipped', 'already ended; its deletion is being retried');
         return 'accepted';
       }
       this.endLocally(eviction, notifiedAtMs, note);
@@ -433,43 +479,35 @@ export class EvictionExecutor {
     });
   }
 
-  // After a local kill, in the background: the Evicted Event beside the requests, the re-check
-  // against the API server (never delete a pod replaced meanwhile), the condition, the DELETE.
+  // After a local kill, in the background: the Evicted Event beside the requests, the condition,
+  // the DELETE. No fresh read first: the pod was re-checked against the watch right before its
+  // processes were ended, and both requests carry its UID, so a pod replaced since is never touched
+  // (the API server answers 409); its node and priority cannot change under the same UID. A read
+  // would cost the API server one more request per eviction, N times over in a fleet-wide storm.
   // A failure joins the retried deletions: the processes are gone, so the pod must go too, or the
   // kubelet restarts its containers.
   private async requestAfterLocalKill(eviction: Eviction, action: Action, note: Note): Promise<void> {
     const key = podKey(eviction.pod);
     const signal = signalLabel(eviction);
     if (action === 'delete') this.recordPodEvent(eviction.pod, { type: 'Warning', reason: 'Evicted', message: eviction.message, annotations: eviction.annotations });
-    let fresh: Pod | null;
-    try {
-      fresh = await this.deps.actions.getPod(eviction.pod.metadata.namespace ?? '', eviction.pod.metadata.name ?? '');
-    } catch (err) {
-      this.failed(eviction, action, true, 0, errorMessage(err), note);
-      return;
-    }
-    const checked = this.recheck(eviction.pod, fresh);
-    if ('skip' in checked) {
-      this.logAttempt(note(action, 'skipped', checked.message));
-      return;
-    }
-    const outcome = await this.requestDeletion({ ...eviction, pod: checked.pod }, action);
+    const pod = this.watched(eviction.pod);
+    const outcome = await this.requestDeletion({ ...eviction, pod }, action);
     this.logAttempt(note(action, outcome.result, 'message' in outcome ? outcome.message : undefined));
     switch (outcome.result) {
       case 'accepted':
-        if (action === 'eviction-api') this.recordPodEvent(checked.pod, { type: 'Warning', reason: 'Evicted', message: eviction.message, annotations: eviction.annotations });
+        if (action === 'eviction-api') this.recordPodEvent(pod, { type: 'Warning', reason: 'Evicted', message: eviction.message, annotations: eviction.annotations });
         this.log.warn('evicted pod', { pod: key, signal, action, gracePeriodSeconds: eviction.gracePeriodSeconds });
         return;
       case 'blocked':
         // A hard eviction through the Eviction API after a local kill: the processes are gone, the
         // budget keeps the pod object, and the kubelet may restart its containers.
         this.log.warn('eviction refused by a PodDisruptionBudget after the pod\'s processes were ended', { pod: key, message: outcome.message });
-        this.recordPodEvent(checked.pod, { type: 'Warning', reason: 'EvictionBlocked', message: `Eviction for ${signal} refused: ${outcome.message}` });
+        this.recordPodEvent(pod, { type: 'Warning', reason: 'EvictionBlocked', message: `Eviction for ${signal} refused: ${outcome.message}` });
         return;
       case 'gone':
         return;
       case 'failed':
-        this.failed({ ...eviction, pod: checked.pod }, action, true, outcome.status, outcome.message);
+        this.failed({ ...eviction, pod: pod }, action, true, outcome.status, outcome.message);
     }
   }
 
@@ -494,7 +532,7 @@ export class EvictionExecutor {
     this.log.error('eviction request failed; retrying', { pod: key, action, status, message });
     if (!localKill) return 'failed';
     const nowMs = this.deps.clock.nowMs();
-    this.pendingDeletes.set(eviction.pod.metadata.uid ?? key, { eviction, firstAtMs: nowMs, nextAtMs: nowMs + DELETE_RETRY_MIN_INTERVAL_MS, attempts: 1, retrying: false });
+    this.pendingDeletes.set(eviction.pod.metadata.uid ?? key, { eviction, firstAtMs: nowMs, nextAtMs: nowMs + this.retryDelayMs(1), attempts: 1, retrying: false });
     return 'accepted';
   }
 

@@ -135,6 +135,16 @@ export class NodeStatusReporter {
     const oldKeys = [...this.taintKeys].filter((k) => !taint.enabled || k !== taint.key);
     if (oldPrefixes.length > 0 || oldKeys.length > 0) await this.cleanUp('renamed', oldPrefixes, oldKeys, nowMs);
 
+    // The taint first: its write is conditional on the Node's resourceVersion as watched, which the
+    // conditions' write would change (a conflict, a read and a second try, on every node at once in
+    // a fleet-wide storm); the conditions' strategic merge patch is conditional on nothing.
+    if (taint.enabled) {
+      const want = active.length > 0 || holdTaint;
+      if (want !== this.taintPresent && (await this.deps.reporter.setTaint({ key: taint.key, value: '', effect: 'NoSchedule' }, want))) {
+        this.taintPresent = want;
+        this.log.info(want ? 'pressure taint added' : 'pressure taint removed', { key: taint.key, ...(holdTaint && active.length === 0 ? { coolDown: true } : {}) });
+      }
+    }
     const note = this.deps.note?.() ?? null;
     const conditions = agentConditions(active, conditionTypePrefix).map((c) => (note === null ? c : { ...c, message: `${c.message} (${note})` }));
     const key = JSON.stringify(conditions);
@@ -143,13 +153,6 @@ export class NodeStatusReporter {
         if (key !== this.lastSent) this.log.info('node conditions set', { active });
         this.lastSent = key;
         this.lastSentAtMs = nowMs;
-      }
-    }
-    if (taint.enabled) {
-      const want = active.length > 0 || holdTaint;
-      if (want !== this.taintPresent && (await this.deps.reporter.setTaint({ key: taint.key, value: '', effect: 'NoSchedule' }, want))) {
-        this.taintPresent = want;
-        this.log.info(want ? 'pressure taint added' : 'pressure taint removed', { key: taint.key, ...(holdTaint && active.length === 0 ? { coolDown: true } : {}) });
       }
     }
   }

@@ -17,6 +17,7 @@ import type { BackoffPolicy } from './backoff.js';
 import { loadClientLibrary, type ClientLibrary, type CoreV1Api, type KubeConfig } from './client-library.js';
 import { KubeClusterView, type ClusterViewHandle } from './cluster-view.js';
 import { KubeEventRecorder } from './event-recorder.js';
+import { KeptConnections } from './kept-connections.js';
 import { createNodeCleaner, type NodeCleaner } from './node-cleaner.js';
 import { createNodeReads, type NodeReads } from './node-reads.js';
 import { KubeNodeReporter } from './node-reporter.js';
@@ -119,7 +120,7 @@ class Client implements KubeClient {
   }
 
   eventRecorder(component: string): EventRecorder {
-    return new KubeEventRecorder({ core: this.core, caller: this.caller, clock: this.options.clock, logger: this.logger.child({ component: 'events' }), component, nodeName: this.options.nodeName });
+    return new KubeEventRecorder({ core: this.core, caller: this.caller, clock: this.options.clock, logger: this.logger.child({ component: 'events' }), component, nodeName: this.options.nodeName, random: this.options.random });
   }
 
   nodeReporter(): NodeReporter {
@@ -131,6 +132,8 @@ class Client implements KubeClient {
       clock: this.options.clock,
       logger: this.logger.child({ component: 'node-reporter' }),
       random: this.options.random,
+      // The view's Node once it is watched (the agent's); a command that never starts it reads.
+      watchedNode: () => this.view?.node() ?? null,
     });
     return this.reporter;
   }
@@ -150,13 +153,17 @@ class Client implements KubeClient {
 
 // The library builds a fresh request per call from the KubeConfig: the API calls through
 // applySecurityAuthentication, the watches through applyToFetchOptions. Both are where this
-// agent's User-Agent goes, and the watch also gets a bound on waiting for its response headers
-// (node-fetch's `timeout`, which stops counting once the stream has started).
+// agent's User-Agent goes; the API calls share kept-alive connections (kept-connections.ts), and
+// the watch gets a bound on waiting for its response headers (node-fetch's `timeout`, which stops
+// counting once the stream has started).
 function makeKubeConfig(lib: ClientLibrary, userAgent: string, watchConnectTimeoutMs: number): KubeConfig {
+  const connections = new KeptConnections();
   class AgentKubeConfig extends lib.KubeConfig {
     override async applySecurityAuthentication(context: RequestContext): Promise<void> {
       await super.applySecurityAuthentication(context);
       context.setHeaderParam('User-Agent', userAgent);
+      const agent = connections.agentFor(context.getAgent());
+      if (agent !== undefined) context.setAgent(agent);
     }
 
     override applyToFetchOptions(opts: HttpsRequestOptions): ReturnType<KubeConfig['applyToFetchOptions']> {

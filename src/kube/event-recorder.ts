@@ -6,8 +6,13 @@
 // first `reportingController`); annotations on the Event itself (the kubelet's AnnotatedEventf).
 // Best effort: a failure is logged, never thrown, and never delays an eviction (Events are written
 // beside the evictions, never before them). As client-go's recorder does for the kubelet, a write
-// the API server did not answer (down, paused, too slow) is retried every 10 s, 12 tries in all, so
-// an Evicted Event outlives an API outage of up to two minutes; an answer that refuses it (a status)
+// the API server did not answer (down, paused, too slow) is retried every 10 s, 12 tries in all, the
+// first retry after a random part of that (so a fleet's agents that lost the API server together
+// come back apart), and an Evicted Event outlives an API outage of up to two minutes. So are the
+// answers of an API server that is loaded or still starting: a 429 (shedding load, which client-go's
+// REST client retries on its own; in a fleet-wide storm that is where Events were lost), a 5xx, and
+// a 401 or 403 (authentication and RBAC answer before their caches have loaded: one of a restart's
+// Evicted Events was lost that way). Only an answer about the Event itself (400, 404, 409, 422...)
 // is final. A retry that finds the Event already there (the earlier try reached the server after
 // this side gave up) counts as written, so an Event is never doubled.
 
@@ -29,11 +34,18 @@ export interface KubeEventRecorderDeps {
   readonly component: string;
   /** `source.host`, and the Node the node events are about. */
   readonly nodeName: string;
+  /** Spreads the first retry over the interval. */
+  readonly random?: (() => number) | undefined;
 }
 
 /** client-go's record package: `maxTriesPerEvent` and `defaultSleepDuration`. */
 export const EVENT_MAX_TRIES = 12;
 export const EVENT_RETRY_INTERVAL_MS = 10_000;
+
+/** Whether an Event write that failed with `status` may land if tried again (0: no answer). */
+export function retryable(status: number): boolean {
+  return status === 0 || status === 401 || status === 403 || status === 429 || status >= 500;
+}
 
 export class KubeEventRecorder implements EventRecorder {
   private sequence = 0;
@@ -109,12 +121,13 @@ export class KubeEventRecorder implements EventRecorder {
         return;
       }
       const fields = { object: subject, reason: event.reason, status, error: message, attempts: attempt };
-      if (status !== 0 || attempt >= EVENT_MAX_TRIES || this.closing.signal.aborted) {
+      if (!retryable(status) || attempt >= EVENT_MAX_TRIES || this.closing.signal.aborted) {
         logger.warn('recording an event failed', fields);
         return;
       }
-      logger.warn('recording an event failed; retrying', { ...fields, retryInMs: EVENT_RETRY_INTERVAL_MS });
-      await clock.sleep(EVENT_RETRY_INTERVAL_MS, this.closing.signal);
+      const retryInMs = attempt === 1 ? Math.round(EVENT_RETRY_INTERVAL_MS * Math.min(1, Math.max(0, (this.deps.random ?? Math.random)()))) : EVENT_RETRY_INTERVAL_MS;
+      logger.warn('recording an event failed; retrying', { ...fields, retryInMs });
+      await clock.sleep(retryInMs, this.closing.signal);
       if (this.closing.signal.aborted) {
         logger.warn('recording an event failed', { ...fields, error: `${message}; not retried: the agent is stopping` });
         return;

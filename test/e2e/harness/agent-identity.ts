@@ -25,13 +25,13 @@ function single(objects: readonly ManifestObject[], kind: string): ManifestObjec
   return found[0] as ManifestObject;
 }
 
-/** Applies the RBAC objects (in manifest order: the Namespace first) and requests a token. */
-export async function installAgentIdentity(admin: ApiClient, manifest: readonly ManifestObject[] = loadManifest()): Promise<AgentIdentity> {
+/** Applies the RBAC objects (in manifest order: the Namespace first) and requests a token (valid an hour unless told). */
+export async function installAgentIdentity(admin: ApiClient, manifest: readonly ManifestObject[] = loadManifest(), tokenExpirationSeconds = 3600): Promise<AgentIdentity> {
   for (const object of manifest.filter((o) => RBAC_KINDS.includes(o.kind))) await applyObject(admin, object);
   const sa = single(manifest, 'ServiceAccount');
   const role = single(manifest, 'ClusterRole');
   const namespace = sa.metadata.namespace ?? 'default';
-  const token = await serviceAccountToken(admin, namespace, sa.metadata.name);
+  const token = await serviceAccountToken(admin, namespace, sa.metadata.name, tokenExpirationSeconds);
   return { namespace, serviceAccount: sa.metadata.name, clusterRole: role.metadata.name, username: `system:serviceaccount:${namespace}:${sa.metadata.name}`, token };
 }
 

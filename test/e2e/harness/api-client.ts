@@ -64,16 +64,22 @@ function withQuery(path: string, query: Query | undefined): string {
 
 export class ApiClient {
   private readonly url: URL;
-  // No keep-alive: a connection cached across an API server restart would fail the next request.
   private readonly agent: Agent;
 
+  /**
+   * No keep-alive by default: a connection cached across an API server restart would fail the next
+   * request. `keepAlive` is for clients that make thousands of requests (a fleet's set-up, its
+   * kubelets' deletions, a client measured beside it), each of which would otherwise cost the API
+   * server a TLS handshake, as no real client does.
+   */
   constructor(
     readonly server: string,
     caPem: string,
     readonly token: string | null,
+    options: { readonly keepAlive?: boolean } = {},
   ) {
     this.url = new URL(server);
-    this.agent = new Agent({ keepAlive: false, ca: caPem });
+    this.agent = new Agent({ keepAlive: options.keepAlive === true, ca: caPem });
   }
 
   /** Any request; never throws for an HTTP status (only for a network failure or a timeout). */

@@ -21,12 +21,18 @@ import { waitFor } from './wait.js';
 export const FLEET_NAMESPACE = 'fleet';
 const MiB = 1024 * 1024;
 
-/** The agent's configuration on every node of the fleet: the shipped defaults, a hard memory threshold, no local endpoints. */
+/**
+ * The agent's configuration on every node of the fleet: the shipped defaults, a hard memory
+ * threshold, the taint on (the most writes a node's pressure can cost), no local endpoints. The
+ * pressure transition period is 30 s instead of 5 minutes, so a storm's conditions and taints come
+ * off within a minute and the next storm starts from nodes at rest, as the first did.
+ */
 export const FLEET_AGENT_CONFIG = `
 apiVersion: kube-eviction-agent.io/v1alpha1
 kind: AgentConfiguration
 evictionHard:
   memory.available: 500Mi
+evictionPressureTransitionPeriod: 30s
 reporting:
   taint:
     enabled: true
@@ -34,6 +40,10 @@ server:
   port: 0
   probePort: 0
 `;
+
+/** The agent's memory pressure condition on each fleet Node. */
+export const FLEET_PRESSURE_CONDITION = 'kube-eviction-agent.io/MemoryPressure';
+const FLEET_TAINT_KEY = 'kube-eviction-agent.io/pressure';
 
 /** Grows the leaker past the 500Mi hard threshold of an 8 GiB node (about 5 GiB of pods' memory left). */
 export const STORM_BYTES = 6 * 1024 * MiB;
@@ -144,6 +154,65 @@ export class FleetKubelets {
     void this.admin.request('DELETE', `/api/v1/namespaces/${pod.metadata.namespace ?? ''}/pods/${pod.metadata.name ?? ''}`, {
       body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid } },
     }).catch(() => this.finishing.delete(uid));
+  }
+}
+
+/**
+ * What the agents show on the fleet's Nodes, from one watch of every Node: which are under
+ * pressure (the agent's MemoryPressure condition True, or its taint on), and when the last of
+ * them came back to rest.
+ */
+export class FleetNodes {
+  private readonly watch: ListWatch;
+  private readonly pressed = new Set<string>();
+  private readonly tainted = new Set<string>();
+  private calmAtMs = 0;
+
+  constructor(admin: ApiClient) {
+    this.watch = new ListWatch(admin, {
+      path: '/api/v1/nodes',
+      onChange: (type, node) => this.onNode(type, node),
+    });
+  }
+
+  get synced(): Promise<void> {
+    return this.watch.synced;
+  }
+
+  /** Nodes whose agent shows pressure now. */
+  underPressure(): number {
+    return this.pressed.size;
+  }
+
+  /** Nodes that carry the agent's taint now (a subset of those under pressure). */
+  taintedCount(): number {
+    return this.tainted.size;
+  }
+
+  /** The names of the nodes under pressure now, in order. */
+  pressedNames(): string[] {
+    return [...this.pressed].sort();
+  }
+
+  /** When the last node under pressure came back to rest. */
+  get lastCalmAtMs(): number {
+    return this.calmAtMs;
+  }
+
+  async stop(): Promise<void> {
+    await this.watch.stop();
+  }
+
+  private onNode(type: string, node: KubeObject): void {
+    const name = node.metadata.name ?? '';
+    const status = node.status as { conditions?: { type: string; status: string }[] } | undefined;
+    const spec = node.spec as { taints?: { key: string }[] } | undefined;
+    const tainted = type !== 'DELETED' && spec?.taints?.some((t) => t.key === FLEET_TAINT_KEY) === true;
+    if (tainted) this.tainted.add(name);
+    else this.tainted.delete(name);
+    const pressed = tainted || (type !== 'DELETED' && status?.conditions?.some((c) => c.type === FLEET_PRESSURE_CONDITION && c.status === 'True') === true);
+    if (pressed) this.pressed.add(name);
+    else if (this.pressed.delete(name)) this.calmAtMs = Date.now();
   }
 }
 

@@ -344,23 +344,70 @@ describe('the agent on a node under memory pressure', () => {
   test('with the API server unreachable, memory is still freed locally and the deletion is retried until it lands', async () => {
     harness = await start(HARD_AND_SOFT);
     const { clock, cluster, notifier, terminator, setAvailable } = harness;
-    cluster.actions.injectError('getPod', new Error('connect ECONNREFUSED'), 1);
+    cluster.actions.injectError('deletePod', { result: 'failed', status: 0, message: 'connect ECONNREFUSED' }, 1);
     setAvailable(300 * Mi);
     notifier.fire(clock.nowMs());
     await flushMicrotasks();
     expect(terminator.calls.map((c) => c.uid)).toEqual([UID.leaky]);
-    expect(cluster.actions.callsOf('deletePod')).toEqual([]);
+    expect(cluster.actions.callsOf('deletePod').map((c) => c.outcome.result)).toEqual(['failed']);
 
     cluster.actions.injectError('deletePod', { result: 'failed', status: 500, message: 'etcdserver: request timed out' }, 1);
     setAvailable(4 * Gi);
     await clock.stepAsync(10_000);
     await clock.stepAsync(10_000);
     const deletes = cluster.actions.callsOf('deletePod');
-    expect(deletes.map((c) => c.outcome.result)).toEqual(['failed', 'accepted']);
+    expect(deletes.map((c) => c.outcome.result)).toEqual(['failed', 'failed', 'accepted']);
     expect(deletes.every((c) => c.name === 'leaky' && c.uid === UID.leaky)).toBe(true);
-    // The deletion that landed on a retry is logged as the eviction, once, after three tries (the
-    // re-check GET that failed, the DELETE answered 500, the DELETE accepted).
+    // The deletion that landed on a retry is logged as the eviction, once, after three tries.
     expect(harness.logger.find('evicted pod', { pod: 'default/leaky' }).map((l) => l.fields)).toEqual([expect.objectContaining({ action: 'delete', attempts: 3 })]);
+    // The pod was re-checked against the watch before the kill: no read of it went to the API server.
+    expect(cluster.actions.callsOf('getPod')).toEqual([]);
+  });
+
+  // A request the agent gave up on (its timeout, a connection cut) may still have reached the API
+  // server: the watch then shows the pod terminating or gone, and sending it again would only cost
+  // the API server a request, N times over in a fleet-wide storm.
+  const landed: { name: string; change: (h: Harness) => void; seen: string }[] = [
+    { name: 'the watch shows the pod terminating', change: (h) => h.cluster.view.updatePod('default', 'leaky', (p) => void (p.metadata.deletionTimestamp = new Date(h.clock.nowMs()).toISOString())), seen: 'terminating' },
+    { name: 'the watch shows the pod gone', change: (h) => h.cluster.view.removePod('default', 'leaky'), seen: 'gone' },
+  ];
+  for (const tc of landed) {
+    test(`a failed deletion that landed after all is not sent again: ${tc.name}`, async () => {
+      harness = await start(HARD_AND_SOFT);
+      const { clock, cluster, notifier, setAvailable } = harness;
+      cluster.actions.injectError('deletePod', { result: 'failed', status: 0, message: 'no answer from the API server within 10000 ms' }, 1);
+      setAvailable(300 * Mi);
+      notifier.fire(clock.nowMs());
+      await flushMicrotasks();
+      expect(cluster.actions.callsOf('deletePod').map((c) => c.outcome.result)).toEqual(['failed']);
+      tc.change(harness);
+      setAvailable(4 * Gi);
+      await clock.stepAsync(30_000);
+      expect(cluster.actions.callsOf('deletePod')).toHaveLength(1);
+      expect(harness.logger.find('a failed deletion landed after all: not retried', { pod: 'default/leaky', seen: tc.seen })).toHaveLength(1);
+      expect(await metric(harness.agent, 'kube_eviction_agent_evictions_total')).toMatch(/signal="memory.available",action="delete",result="gone"\} 1/);
+    });
+  }
+
+  test('a pod ended locally whose deletion failed is not evicted again by a later pass while the deletion is retried', async () => {
+    harness = await start(HARD_AND_SOFT);
+    const { clock, cluster, notifier, setAvailable } = harness;
+    cluster.actions.injectError('deletePod', { result: 'failed', status: 0, message: 'connect ECONNREFUSED' }, 2);
+    setAvailable(300 * Mi);
+    notifier.fire(clock.nowMs());
+    await flushMicrotasks();
+    // Still short, and the pod still the biggest user as the node reports it: every later pass picks it again.
+    for (let i = 0; i < 10; i++) {
+      await clock.stepAsync(1_000);
+      notifier.fire(clock.nowMs());
+      await flushMicrotasks();
+    }
+    await clock.stepAsync(10_000);
+    // Its one deletion, retried until it landed, and its one Evicted Event (the pod after it ranks next once it is terminating).
+    const deletes = cluster.actions.callsOf('deletePod').filter((c) => c.uid === UID.leaky);
+    expect(deletes.map((c) => c.outcome.result)).toEqual(['failed', 'failed', 'accepted']);
+    expect(cluster.events.events.filter((e) => e.reason === 'Evicted' && e.pod?.metadata.name === 'leaky')).toHaveLength(1);
+    expect(await metric(harness.agent, 'kube_eviction_agent_evictions_total')).toMatch(/action="local-termination",result="skipped"\} [1-9]/);
   });
 
   test('a 409 on delete (the pod was replaced) is not retried and evicts nobody else in that pass', async () => {

@@ -30,7 +30,7 @@ describe('NodeStatusReporter: writes on change, never on a timer', () => {
     }
     // The four conditions once; the taint is settled once at start (absent, wanted absent).
     expect(writes()).toBe(1);
-    expect(cluster.reporter.calls.map((c) => c.method)).toEqual(['setConditions', 'setTaint']);
+    expect(cluster.reporter.calls.map((c) => c.method)).toEqual(['setTaint', 'setConditions']);
   });
 
   test('a pressure change writes the conditions and the taint once each, and again once when it ends', async () => {
@@ -44,7 +44,8 @@ describe('NodeStatusReporter: writes on change, never on a timer', () => {
       clock.step(10_000);
       await reporter.report([], clock.nowMs());
     }
-    expect(cluster.reporter.calls.map((c) => c.method)).toEqual(['setConditions', 'setTaint', 'setConditions', 'setTaint', 'setConditions', 'setTaint']);
+    // The taint before the conditions: the conditions' write would change the resourceVersion the taint's is conditional on.
+    expect(cluster.reporter.calls.map((c) => c.method)).toEqual(['setTaint', 'setConditions', 'setTaint', 'setConditions', 'setTaint', 'setConditions']);
   });
 
   test('conditions removed from the Node by hand are written again at the first pass 30 s after the last write, and only once', async () => {

@@ -1,10 +1,11 @@
 // Events over the stand-in, which applies the API server's core/v1 validation: what the kubelet's
 // record package would write, with the eviction annotations, never an exception, and the retries
-// of a write the API server did not answer.
+// of a write the API server did not answer or answered as a loaded or restarting one does (429,
+// 5xx, 401, 403). The jitter of the first retry is pinned at half the interval.
 
 import { FakeClock } from '../../fakes/fake-clock.js';
 import type { Pod } from '../../../src/api/pod.js';
-import { EVENT_MAX_TRIES, EVENT_RETRY_INTERVAL_MS } from '../../../src/kube/event-recorder.js';
+import { EVENT_MAX_TRIES, EVENT_RETRY_INTERVAL_MS, retryable } from '../../../src/kube/event-recorder.js';
 import { node, NODE_NAME, pod, startHarness, type Harness } from './harness.js';
 
 const ANNOTATIONS = { offending_containers: 'app', offending_containers_usage: '900Mi', starved_resource: 'memory' };
@@ -15,7 +16,7 @@ let clock: FakeClock;
 
 beforeEach(async () => {
   clock = new FakeClock(NOW_MS);
-  h = await startHarness({ clock });
+  h = await startHarness({ clock, random: () => 0.5 });
   h.standIn.setNode(node());
 });
 afterEach(async () => {
@@ -73,11 +74,12 @@ test('two events in the same millisecond get different names', async () => {
 });
 
 const failures: { name: string; breakIt: (harness: Harness) => Promise<void> | void; status: number }[] = [
-  { name: 'a-500', breakIt: (harness) => harness.standIn.injectFault({ method: 'POST', pathPattern: '/events', status: 500 }), status: 500 },
-  { name: 'a-403', breakIt: (harness) => harness.standIn.injectFault({ method: 'POST', pathPattern: '/events', status: 403 }), status: 403 },
+  { name: 'a-422', breakIt: (harness) => harness.standIn.injectFault({ method: 'POST', pathPattern: '/events', status: 422 }), status: 422 },
+  { name: 'a-400', breakIt: (harness) => harness.standIn.injectFault({ method: 'POST', pathPattern: '/events', status: 400 }), status: 400 },
+  { name: 'a-404', breakIt: (harness) => harness.standIn.injectFault({ method: 'POST', pathPattern: '/events', status: 404 }), status: 404 },
 ];
 for (const tc of failures) {
-  test(`recording is best effort: ${tc.name} is logged, never thrown, and not retried (an answer is final)`, async () => {
+  test(`recording is best effort: ${tc.name} (an answer about the Event itself) is logged, never thrown, and not retried`, async () => {
     const target = h.standIn.createPod(pod('a'));
     await tc.breakIt(h);
     await expect(h.client.eventRecorder('kube-eviction-agent').podEvent(target, { type: 'Warning', reason: 'Evicted', message: 'm' })).resolves.toBeUndefined();
@@ -96,14 +98,42 @@ async function until(what: string, condition: () => boolean): Promise<void> {
 
 const retrying = (): number => h.logger.find('recording an event failed; retrying').length;
 
-test('an API server that does not answer: the write is retried every 10 s, 12 tries in all (client-go\'s recorder), then logged as failed, never thrown', async () => {
+// What a loaded API server answers (429: shedding load), and one still starting (5xx, and 401 or
+// 403 while authentication and RBAC load their caches): the Event is tried again.
+for (const [first, second] of [[429, 429], [503, 500], [403, 401]] as const) {
+  test(`a ${first}, then a ${second}, is retried until the Event lands, once`, async () => {
+    const target = h.standIn.createPod(pod('a'));
+    h.standIn.injectFault({ method: 'POST', pathPattern: '/events', status: first });
+    h.standIn.injectFault({ method: 'POST', pathPattern: '/events', status: second });
+    const written = h.client.eventRecorder('kube-eviction-agent').podEvent(target, { type: 'Warning', reason: 'Evicted', message: 'm' });
+    await until(`the ${first}`, () => retrying() === 1);
+    expect(h.standIn.events()).toEqual([]);
+    await clock.stepAsync(EVENT_RETRY_INTERVAL_MS / 2);
+    await until(`the ${second}`, () => retrying() === 2);
+    await clock.stepAsync(EVENT_RETRY_INTERVAL_MS);
+    await expect(written).resolves.toBeUndefined();
+    expect(h.standIn.requests().filter((r) => r.method === 'POST').map((r) => r.status)).toEqual([first, second, 201]);
+    expect(h.standIn.events().map((e) => (e as { message: string }).message)).toEqual(['m']);
+    expect(h.logger.find('recording an event failed')).toEqual([]);
+  });
+}
+
+const retries: [number, boolean][] = [[0, true], [401, true], [403, true], [429, true], [500, true], [503, true], [504, true], [400, false], [404, false], [409, false], [413, false], [422, false]];
+for (const [status, expected] of retries) {
+  test(`an Event write answered ${status === 0 ? 'nothing' : status} is ${expected ? '' : 'not '}retried`, () => {
+    expect(retryable(status)).toBe(expected);
+  });
+}
+
+test('an API server that does not answer: the write is retried after a random part of 10 s, then every 10 s, 12 tries in all (client-go\'s recorder), then logged as failed, never thrown', async () => {
   const target = h.standIn.createPod(pod('a'));
   await h.standIn.stop();
   const written = h.client.eventRecorder('kube-eviction-agent').podEvent(target, { type: 'Warning', reason: 'Evicted', message: 'm' });
   for (let attempt = 1; attempt < EVENT_MAX_TRIES; attempt++) {
     await until(`failed try ${attempt}`, () => retrying() === attempt);
-    expect(h.logger.find('recording an event failed; retrying').at(-1)?.fields).toMatchObject({ object: 'default/a', reason: 'Evicted', status: 0, attempts: attempt, retryInMs: EVENT_RETRY_INTERVAL_MS });
-    await clock.stepAsync(EVENT_RETRY_INTERVAL_MS);
+    const retryInMs = attempt === 1 ? EVENT_RETRY_INTERVAL_MS / 2 : EVENT_RETRY_INTERVAL_MS;
+    expect(h.logger.find('recording an event failed; retrying').at(-1)?.fields).toMatchObject({ object: 'default/a', reason: 'Evicted', status: 0, attempts: attempt, retryInMs });
+    await clock.stepAsync(retryInMs);
   }
   await expect(written).resolves.toBeUndefined();
   expect(retrying()).toBe(EVENT_MAX_TRIES - 1);

@@ -163,3 +163,64 @@ describe('setTaint', () => {
     expect(patches()).toBe(1);
   });
 });
+
+// With the client's view watching the Node (as in the running agent), what is on the Node comes
+// from the watch: no read before each write. A watched copy that lags is caught by the
+// resourceVersion (a conflict, then a read) or, where it says there is nothing to do, by a read.
+describe('with the Node watched', () => {
+  const reads = (): number => h.standIn.requests().filter((r) => r.method === 'GET' && r.path === `/api/v1/nodes/${NODE_NAME}`).length;
+  const taints = (): unknown[] => h.standIn.node(NODE_NAME)?.spec?.taints ?? [];
+
+  beforeEach(async () => {
+    clock = new FakeClock(T0);
+    h = await startHarness({ clock, random: () => 1 });
+    h.standIn.setNode({ ...node(), spec: { taints: [OTHER_TAINT] } });
+    reporter = h.client.nodeReporter();
+    await h.client.clusterView().start();
+    await h.client.clusterView().whenSynced();
+  });
+
+  test('conditions: written without a read, their transition time kept from the watched Node', async () => {
+    await expect(reporter.setConditions([{ type: TYPE, status: 'True', reason: 'R', message: 'm' }])).resolves.toBe(true);
+    await waitFor('the watch to show the condition', () => h.client.clusterView().node()?.status?.conditions?.some((c) => c.type === TYPE) === true);
+    clock.step(10_000);
+    await expect(reporter.setConditions([{ type: TYPE, status: 'True', reason: 'R', message: 'again' }])).resolves.toBe(true);
+    expect(agentCondition()).toMatchObject({ message: 'again', lastHeartbeatTime: iso(T0 + 10_000), lastTransitionTime: iso(T0) });
+    expect(reads()).toBe(0);
+  });
+
+  test('the taint: added and removed without a read, each write conditional on the watched resourceVersion', async () => {
+    await expect(reporter.setTaint(TAINT, true)).resolves.toBe(true);
+    expect(taints()).toEqual([OTHER_TAINT, TAINT]);
+    await waitFor('the watch to show the taint', () => h.client.clusterView().node()?.spec?.taints?.length === 2);
+    await expect(reporter.setTaint(TAINT, false)).resolves.toBe(true);
+    expect(taints()).toEqual([OTHER_TAINT]);
+    const patches = h.standIn.requests().filter((r) => r.method === 'PATCH');
+    expect(patches.map((r) => r.status)).toEqual([200, 200]);
+    expect(patches.every((r) => typeof (r.body as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion === 'string')).toBe(true);
+    expect(reads()).toBe(0);
+  });
+
+  test('a watched copy behind the API server: the write conflicts, the Node is read and the write redone, keeping the taint added meanwhile', async () => {
+    // The watch stops delivering; another controller adds a taint.
+    await h.client.clusterView().stop();
+    const racer = { key: 'racer', value: 'x', effect: 'NoExecute' };
+    h.standIn.setNode({ ...node(), spec: { taints: [OTHER_TAINT, racer] } });
+    const done = reporter.setTaint(TAINT, true);
+    await waitFor('the conflict', () => h.standIn.requests().some((r) => r.method === 'PATCH' && r.status === 409));
+    // The conflict's back-off runs on the client's (fake) clock.
+    await clock.stepAsync(1_000);
+    await expect(done).resolves.toBe(true);
+    expect(h.standIn.requests().filter((r) => r.method === 'PATCH').map((r) => r.status)).toEqual([409, 200]);
+    expect(reads()).toBe(1);
+    expect(taints()).toEqual([OTHER_TAINT, racer, TAINT]);
+  });
+
+  test('"nothing to do" on a watched copy behind the API server is confirmed by a read: a taint the watch does not show yet is still removed', async () => {
+    await h.client.clusterView().stop();
+    h.standIn.setNode({ ...node(), spec: { taints: [OTHER_TAINT, TAINT] } });
+    await expect(reporter.setTaint(TAINT, false)).resolves.toBe(true);
+    expect(reads()).toBe(1);
+    expect(taints()).toEqual([OTHER_TAINT]);
+  });
+});
