@@ -13,6 +13,7 @@
 // jittered back-off, and not at all once the watch shows it landed (a request the agent gave up on
 // may still have reached the API server): every node of a fleet pays for what its agent repeats.
 
+import { backoffDelayMs, type BackoffPolicy } from '../api/backoff.js';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import { podKey, type Pod } from '../api/pod.js';
@@ -82,8 +83,7 @@ type Note = (act: string, res: string, message?: string) => Attempt;
 // How long a deletion whose processes were already ended is retried, and how often: after 2 s,
 // then twice as long each time up to a minute, each delay shortened at random by up to half.
 const DELETE_RETRY_WINDOW_MS = 10 * 60_000;
-const DELETE_RETRY_FIRST_MS = 2_000;
-const DELETE_RETRY_MAX_MS = 60_000;
+const DELETE_RETRY_BACKOFF: BackoffPolicy = Object.freeze({ initialDelayMs: 2_000, maxDelayMs: 60_000, factor: 2, jitterRatio: 0.5 });
 // The node Event for a threshold is recorded at most this often (the kubelet relies on the
 // client-side event correlator to fold its repeats; a plain rate limit does the same here).
 const NODE_EVENT_INTERVAL_MS = 60_000;
@@ -110,8 +110,7 @@ interface Skip {
 
 /** The delay before retrying a deletion that failed `attempts` times: doubling from 2 s to a minute, each shortened at random by up to half. */
 export function deleteRetryDelayMs(attempts: number, random: () => number): number {
-  const baseMs = Math.min(DELETE_RETRY_MAX_MS, DELETE_RETRY_FIRST_MS * 2 ** Math.min(10, Math.max(0, attempts - 1)));
-  return Math.round(baseMs * (1 - 0.5 * Math.min(1, Math.max(0, random()))));
+  return backoffDelayMs(attempts - 1, DELETE_RETRY_BACKOFF, random);
 }
 
 function signalLabel(eviction: Eviction): string {
@@ -293,16 +292,19 @@ export class EvictionExecutor {
    * only cost the API server a request. Null while it shows the pod as it was, or has not synced.
    */
   private deletionLanded(pod: Pod): 'gone' | 'terminating' | null {
-    const { cluster } = this.deps;
-    if (!cluster.synced) return null;
-    const current = cluster.pods().find((p) => p.metadata.uid === pod.metadata.uid);
+    if (!this.deps.cluster.synced) return null;
+    const current = this.inWatch(pod);
     if (current === undefined) return 'gone';
     return current.metadata.deletionTimestamp === undefined || current.metadata.deletionTimestamp === null ? null : 'terminating';
   }
 
   // The pod as the watch holds it now (its conditions included), or as decided on when the watch no longer has it.
   private watched(pod: Pod): Pod {
-    return this.deps.cluster.pods().find((p) => p.metadata.uid === pod.metadata.uid) ?? pod;
+    return this.inWatch(pod) ?? pod;
+  }
+
+  private inWatch(pod: Pod): Pod | undefined {
+    return this.deps.cluster.pods().find((p) => p.metadata.uid === pod.metadata.uid);
   }
 
   private retryDelayMs(attempts: number): number {
@@ -507,7 +509,7 @@ export class EvictionExecutor {
       case 'gone':
         return;
       case 'failed':
-        this.failed({ ...eviction, pod: pod }, action, true, outcome.status, outcome.message);
+        this.failed({ ...eviction, pod }, action, true, outcome.status, outcome.message);
     }
   }
 

@@ -10,7 +10,7 @@ import type { Node, Pod } from '../api/pod.js';
 import type { ClusterView } from '../daemon/ports.js';
 import { errorMessage, KubeApiError } from '../errors.js';
 import type { ApiCaller } from './api-call.js';
-import type { BackoffPolicy } from './backoff.js';
+import type { BackoffPolicy } from '../api/backoff.js';
 import type { ClientLibrary, CoreV1Api, KubeConfig } from './client-library.js';
 import { Reflector } from './reflector.js';
 import { toWire } from './wire.js';

@@ -13,7 +13,7 @@ import type { Logger } from '../api/logger.js';
 import type { EventRecorder, NodeReporter, OwnerLookup, PodActions } from '../daemon/ports.js';
 import { errorMessage, KubeApiError } from '../errors.js';
 import { createApiCaller, DEFAULT_REQUEST_TIMEOUT_MS, type ApiCaller } from './api-call.js';
-import type { BackoffPolicy } from './backoff.js';
+import type { BackoffPolicy } from '../api/backoff.js';
 import { loadClientLibrary, type ClientLibrary, type CoreV1Api, type KubeConfig } from './client-library.js';
 import { KubeClusterView, type ClusterViewHandle } from './cluster-view.js';
 import { KubeEventRecorder } from './event-recorder.js';

@@ -35,5 +35,4 @@ export class KeptConnections {
     }
     return this.kept.agent;
   }
-
 }

@@ -10,7 +10,7 @@ import type { Logger } from '../api/logger.js';
 import type { Node } from '../api/pod.js';
 import { KubeApiError } from '../errors.js';
 import type { ApiCaller } from './api-call.js';
-import { Backoff, CONFLICT_BACKOFF, type BackoffPolicy } from './backoff.js';
+import { Backoff, CONFLICT_BACKOFF, type BackoffPolicy } from '../api/backoff.js';
 import type { ClientLibrary, CoreV1Api } from './client-library.js';
 import { nodeCleanupPlan, nothingToClean, type AgentNodeMarks } from './node-cleanup-plan.js';
 import { toWire } from './wire.js';

@@ -11,7 +11,7 @@ import type { Logger } from '../api/logger.js';
 import type { Node } from '../api/pod.js';
 import type { AgentNodeCondition, NodeReporter } from '../daemon/ports.js';
 import type { ApiCaller } from './api-call.js';
-import { CONFLICT_BACKOFF, retryWithBackoff, type BackoffPolicy } from './backoff.js';
+import { CONFLICT_BACKOFF, retryWithBackoff, type BackoffPolicy } from '../api/backoff.js';
 import type { ClientLibrary, CoreV1Api } from './client-library.js';
 import { conditionsToWrite, KUBELET_CONDITION_TYPES, type NodeConditionWire } from './node-conditions.js';
 import { withTaint } from './taints.js';
@@ -64,12 +64,13 @@ export class KubeNodeReporter implements NodeReporter {
     // copy may not show this agent's own last write yet, so its "nothing to do" is confirmed by a read
     // (a taint believed gone and still there would outlive its reason).
     const attempt = async (index: number): Promise<'done' | 'failed' | 'conflict'> => {
+      const taintsOf = (node: Node | null) => (node === null ? null : withTaint(node.spec?.taints ?? [], taint, present));
       const watched = index === 0 ? (this.deps.watchedNode?.() ?? null) : null;
       let node = watched ?? (await this.readNode());
-      let taints = node === null ? null : withTaint(node.spec?.taints ?? [], taint, present);
+      let taints = taintsOf(node);
       if (taints === null && watched !== null) {
         node = await this.readNode();
-        taints = node === null ? null : withTaint(node.spec?.taints ?? [], taint, present);
+        taints = taintsOf(node);
       }
       if (node === null) return 'failed';
       if (taints === null) return 'done';

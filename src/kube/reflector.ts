@@ -10,7 +10,7 @@ import type { KubernetesListObject, KubernetesObject, ListWatch, Watch } from '@
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import { errorMessage } from '../errors.js';
-import { Backoff, WATCH_BACKOFF, backoffDelayMs, type BackoffPolicy } from './backoff.js';
+import { Backoff, WATCH_BACKOFF, backoffDelayMs, type BackoffPolicy } from '../api/backoff.js';
 import type { ClientLibrary, KubeConfig } from './client-library.js';
 
 type WatchCallback = (phase: string, apiObj: unknown, watchObj?: unknown) => void;

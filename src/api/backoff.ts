@@ -1,8 +1,9 @@
-// Exponential backoff with jitter, for the watch's reconnect loop and the taint's conflict retries.
-// The delay maths is a pure function so it can be tested without waiting; the jitter spreads a
-// fleet of agents that lost the same API server so they do not all come back in the same second.
+// Exponential backoff with jitter, for the watch's reconnect loop, the taint's conflict retries and
+// the retried deletions of pods already ended. The delay maths is a pure function so it can be
+// tested without waiting; the jitter spreads a fleet of agents that lost the same API server so
+// they do not all come back in the same second.
 
-import type { Clock } from '../api/clock.js';
+import type { Clock } from './clock.js';
 
 export interface BackoffPolicy {
   /** The first delay. */

@@ -1,4 +1,4 @@
-import { Backoff, WATCH_BACKOFF, backoffDelayMs, retryWithBackoff } from '../../../src/kube/backoff.js';
+import { Backoff, WATCH_BACKOFF, backoffDelayMs, retryWithBackoff } from '../../../src/api/backoff.js';
 import { FakeClock } from '../../fakes/fake-clock.js';
 
 const policy = { initialDelayMs: 100, maxDelayMs: 1_000, factor: 2, jitterRatio: 0.5 };
