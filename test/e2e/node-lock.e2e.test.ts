@@ -158,11 +158,13 @@ suite.test('two agent processes on one real node: exactly one acts; after kill -
   const startMs = Date.now();
   node.resetKubepodsMaxUsage();
 
-  // While a holds the lock, a leak is a's: b decides the same and is refused.
+  // While a holds the lock, a leak is a's. Whether b's own pass sees the crossing before a's local
+  // kill frees the memory is a race; what must hold is that every attempt b made was refused
+  // (test/unit/daemon/agent-node-lock.test.ts shows the standby's refusal deterministically).
   await createPod(context.admin, namespace, leakPod('leak-one', namespace));
   await pods.waitDeleted('leak-one', 90_000);
   expect(a.first('ended pod processes locally', (l) => l.fields.pod === `${namespace}/leak-one`)).toBeDefined();
-  expect(b.lines().filter((l) => l.msg === 'eviction attempt' && l.fields.result === 'refused').length).toBeGreaterThan(0);
+  expect(b.lines().filter((l) => l.msg === 'eviction attempt' && l.fields.result !== 'refused')).toEqual([]);
 
   // The next leak starts; a dies as a crash or an OOM kill would take it, before the leak crosses.
   await createPod(context.admin, namespace, leakPod('leak-two', namespace));
