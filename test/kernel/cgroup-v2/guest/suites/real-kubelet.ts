@@ -523,7 +523,10 @@ async function oomDryRun({ note }: CaseContext): Promise<void> {
     const kill = await waitFor(() => agent.log.lines.find((l) => l.msg === 'kernel OOM kill' && l.fields?.pod === `${scenario.namespace}/${victim}`), { what: "the agent's kernel OOM kill report for the pod", timeoutMs: 60_000, intervalMs: 200 });
     assert.equal(kill.fields?.container, 'main');
     assert.equal(kill.fields?.kind, 'allocatable');
-    assert.equal(kill.fields?.agentState, 'dry-run');
+    // What the agent was doing when the kernel killed: a dry run never evicts. Whether one of its
+    // passes saw the crossing first ('dry-run') or the burst outran them ('not-crossed') is a race
+    // the case does not decide; the report says which, truthfully.
+    assert.ok(['dry-run', 'not-crossed'].includes(String(kill.fields?.agentState)), `the agent's state at the kill: ${String(kill.fields?.agentState)}`);
     assert.ok(['memory-events', 'kernel-log'].includes(String(kill.fields?.source)), `the kill was found by ${String(kill.fields?.source)}`);
     assert.equal(kill.fields?.oomCgroup, `/${n.kubepodsPath.replace('/sys/fs/cgroup/', '')}`);
     // The victim's cgroup is the container's own under the pod's: a scope (systemd) or the ID (cgroupfs).
@@ -541,6 +544,7 @@ async function oomDryRun({ note }: CaseContext): Promise<void> {
     note('oomKills', n.kubepodsOomKills() - before);
     note('victimCgroup', victimCgroup);
     note('detectedBy', String(kill.fields?.source ?? ''));
+    note('agentState', String(kill.fields?.agentState ?? ''));
   });
 }
 
