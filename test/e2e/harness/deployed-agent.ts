@@ -41,7 +41,7 @@ require('node:http').get(process.argv[1], { timeout: 5000 }, (res) => {
  * The lines a pod's container wrote, from the kubelet's log files (all restarts; rotated files that
  * the kubelet compressed are skipped), without the CRI prefix (time, stream, tag).
  */
-export function containerLog(node: RealNode, pod: { readonly namespace: string; readonly name: string; readonly uid: string }, container: string): string[] {
+export function containerLog(node: Pick<RealNode, 'podLogsDir'>, pod: { readonly namespace: string; readonly name: string; readonly uid: string }, container: string): string[] {
   const dir = join(node.podLogsDir, `${pod.namespace}_${pod.name}_${pod.uid}`, container);
   if (!existsSync(dir)) return [];
   const lines: string[] = [];

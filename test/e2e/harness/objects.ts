@@ -49,6 +49,16 @@ export async function createNamespace(admin: ApiClient, name: string): Promise<v
   await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 }
 
+/**
+ * What a controller manager publishes in a namespace for its pods to start under ServiceAccount
+ * admission: the `default` ServiceAccount, and the kube-root-ca.crt ConfigMap that projected
+ * service-account volumes read. For a control plane that runs none (the cgroup v2 guest's).
+ */
+export async function publishNamespaceDefaults(admin: ApiClient, namespace: string, caPem: string): Promise<void> {
+  await admin.create(`/api/v1/namespaces/${namespace}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } });
+  await admin.create(`/api/v1/namespaces/${namespace}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt' }, data: { 'ca.crt': caPem } });
+}
+
 export interface PodLike {
   metadata: { name: string; namespace: string; uid: string; generation?: number; deletionTimestamp?: string; deletionGracePeriodSeconds?: number; annotations?: Record<string, string>; labels?: Record<string, string> };
   spec: { priority?: number; nodeName?: string };

@@ -8,7 +8,9 @@
 // (scripts/cgroup-v2-guest.sh --forward-port), carried here from 127.0.0.1:<port> so that the API
 // server's certificate (for 127.0.0.1) holds. Its root directory is a small tmpfs (disk pressure),
 // `kubepods` gets a memory limit a leak reaches in seconds, and the kernel's record of OOM kills
-// under it is kubepods' hierarchical memory.events.
+// under it is kubepods' hierarchical memory.events. With a pod network (GuestKubeletOptions.podNetwork)
+// the node also runs pods as a cluster's DaemonSets are run (the chart's agent pod): a CNI bridge,
+// the Node's address, the `kubernetes` Service's address, and mounts a container can follow.
 
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -20,6 +22,7 @@ import { stringify } from 'yaml';
 import type { Summary } from '../../../../src/api/summary.js';
 import { ApiClient } from '../../../e2e/harness/api-client.js';
 import { findRealNodeBinaries, type RealNodeBinaries } from '../../../e2e/harness/binaries.js';
+import { KUBERNETES_SERVICE_IP } from '../../../e2e/harness/credentials.js';
 import { kubeconfigYaml } from '../../../e2e/harness/kubeconfig.js';
 import { PAUSE_IMAGE } from '../../../e2e/harness/real-node.js';
 import { waitFor } from '../../../e2e/harness/wait.js';
@@ -60,6 +63,13 @@ export interface GuestKubeletOptions {
   readonly rootDirBytes: bigint;
   readonly evictionHard: Readonly<Record<string, string>>;
   readonly podPidsLimit: number;
+  /**
+   * What pods that are not the kubelet's own scenario pods need (a DaemonSet's pod, as the chart
+   * renders it): an address (its probes, status.hostIP), the `kubernetes` Service (its in-cluster
+   * configuration) and host mounts it may follow (mountPropagation: HostToContainer). Without it,
+   * pods have only their loopback, as the scenarios need no more.
+   */
+  readonly podNetwork?: { readonly cniBinDir: string };
 }
 
 const execFileAsync = promisify(execFile);
@@ -82,6 +92,14 @@ const NODE_MOUNTS = [VAR_LIB, '/var/log', WORK_MOUNT];
 const POD_LOGS = '/var/log/pods';
 const SYSTEMD_NAME = 'kea-node';
 const READ_ONLY_PORT = 10255;
+/** containerd's root, the node's image filesystem (observe.imageFsPath). */
+export const GUEST_IMAGE_FS_DIR = `${WORK}/containerd/root`;
+// The pod network: a CNI bridge in the guest's network namespace, the pods' addresses from it.
+const POD_BRIDGE = 'cni0';
+const POD_SUBNET = '10.244.0.0/24';
+// The guest's address on the forwarded ports' network (scripts/cgroup-v2-guest.sh, kea_net): the
+// Node's address, which the kubelet cannot find on its own with no default route.
+const GUEST_ADDRESS = '10.0.2.15';
 // What the kubelet would otherwise set itself (and a kubeadm node has set): the guest is throwaway.
 const KUBELET_SYSCTLS: Readonly<Record<string, string>> = { 'vm/overcommit_memory': '1', 'vm/panic_on_oom': '0', 'kernel/panic': '10', 'kernel/panic_on_oops': '1' };
 
@@ -95,7 +113,7 @@ function toml(value: string): string {
   return JSON.stringify(value);
 }
 
-function containerdConfig(binaries: RealNodeBinaries, driver: CgroupDriver): string {
+function containerdConfig(binaries: RealNodeBinaries, driver: CgroupDriver, cniBinDirs: readonly string[]): string {
   return `version = 3
 root = ${toml(`${WORK}/containerd/root`)}
 state = ${toml(`${WORK}/containerd/state`)}
@@ -111,7 +129,7 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.nri.v1.nri"]
 [plugins."io.containerd.cri.v1.runtime"]
   cdi_spec_dirs = []
   [plugins."io.containerd.cri.v1.runtime".cni]
-    bin_dirs = [${toml(`${WORK}/cni/bin`)}]
+    bin_dirs = [${cniBinDirs.map(toml).join(', ')}]
     conf_dir = ${toml(`${WORK}/cni/net.d`)}
   [plugins."io.containerd.cri.v1.runtime".containerd]
     default_runtime_name = "runc"
@@ -139,8 +157,8 @@ export class GuestKubeletNode {
   readonly staticPodDir = `${WORK}/manifests`;
   readonly kubeletRootDir = KUBELET_ROOT;
   readonly podLogsDir = POD_LOGS;
-  readonly imageFsDir = `${WORK}/containerd/root`;
-  private forwarder: Server | null = null;
+  readonly imageFsDir = GUEST_IMAGE_FS_DIR;
+  private readonly forwarders: Server[] = [];
   private readonly connections = new Set<Socket>();
   /** `unshare`, whose child is the node's first process (systemd, or the holder under cgroupfs). */
   private namespace: ChildProcess | null = null;
@@ -186,10 +204,21 @@ export class GuestKubeletNode {
       steps[step] = Math.round(performance.now() - startedMs);
       return value;
     };
-    await this.forwardApiServer();
     // containerd's overlayfs snapshotter: the module is not in the guest's initramfs, but the
     // kernel's own modules are on the shared root.
     execFileSync('modprobe', ['overlay']);
+    const network = o.podNetwork;
+    if (network !== undefined) {
+      // The bridge and the pods' veth pairs are modules too.
+      execFileSync('modprobe', ['-a', 'bridge', 'veth']);
+      // What kube-proxy would make of the `kubernetes` Service, in the IPVS way: its ClusterIP is an
+      // address of the node's, where the API server's relay listens on the Service's port.
+      execFileSync('ip', ['addr', 'add', `${KUBERNETES_SERVICE_IP}/32`, 'dev', 'lo']);
+      // A container's mount may follow the node's (HostToContainer) only from a shared or slave
+      // mount: the guest's root is made shared, and the node's namespace a slave of it.
+      execFileSync('mount', ['--make-rshared', '/']);
+    }
+    await this.forwardApiServer(network === undefined ? [] : [{ host: KUBERNETES_SERVICE_IP, port: 443 }]);
     // Mounts first: the node's mount namespace is a copy of this one, taken when it starts, and the
     // agent and the scenarios, out here, read the same file systems.
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=768m,mode=0755', 'kea-node', WORK_MOUNT]);
@@ -199,8 +228,9 @@ export class GuestKubeletNode {
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64m,mode=0755', 'kea-var-log', '/var/log']);
     for (const dir of ['containerd/root', 'containerd/state', 'cni/bin', 'cni/net.d', 'manifests', 'volume-plugins', 'kubelet-pki', POD_LOGS]) mkdirSync(dir.startsWith('/') ? dir : join(WORK, dir), { recursive: true });
     for (const [entry, value] of Object.entries(KUBELET_SYSCTLS)) writeFileSync(`/proc/sys/${entry}`, value);
-    writeFileSync(`${WORK}/cni/net.d/10-loopback.conflist`, JSON.stringify({ cniVersion: '1.0.0', name: 'kea-loopback', plugins: [{ type: 'loopback' }] }));
-    writeFileSync(`${WORK}/containerd.toml`, containerdConfig(this.binaries, this.driver));
+    if (network === undefined) writeFileSync(`${WORK}/cni/net.d/10-loopback.conflist`, JSON.stringify({ cniVersion: '1.0.0', name: 'kea-loopback', plugins: [{ type: 'loopback' }] }));
+    else writeFileSync(`${WORK}/cni/net.d/10-pods.conflist`, JSON.stringify(podBridgeConflist()));
+    writeFileSync(`${WORK}/containerd.toml`, containerdConfig(this.binaries, this.driver, [`${WORK}/cni/bin`, ...(network === undefined ? [] : [network.cniBinDir])]));
     writeFileSync(`${WORK}/kubelet.kubeconfig`, kubeconfigYaml({ server: this.url, caPem: this.cluster.caPem, token: this.cluster.nodeToken, user: `system:node:${this.cluster.nodeName}` }), { mode: 0o600 });
     writeFileSync(`${WORK}/kubelet.yaml`, stringify(this.kubeletConfig()));
     await timed(this.driver === 'systemd' ? 'systemdMs' : 'namespaceMs', () => this.startNamespace());
@@ -215,7 +245,7 @@ export class GuestKubeletNode {
       execFileAsync(this.binaries.ctr, ['--address', `${WORK}/containerd.sock`, '-n', 'k8s.io', 'images', 'import', '--all-platforms', this.cluster.imagesTar], { timeout: 300_000 }),
     );
     const ready = timed('kubeletReadyMs', async () => {
-      this.startService('kubelet', [this.binaries.kubelet, `--config=${WORK}/kubelet.yaml`, `--kubeconfig=${WORK}/kubelet.kubeconfig`, `--root-dir=${KUBELET_ROOT}`, `--cert-dir=${WORK}/kubelet-pki`, `--hostname-override=${this.cluster.nodeName}`, '--v=2'], { PATH: path });
+      this.startService('kubelet', [this.binaries.kubelet, `--config=${WORK}/kubelet.yaml`, `--kubeconfig=${WORK}/kubelet.kubeconfig`, `--root-dir=${KUBELET_ROOT}`, `--cert-dir=${WORK}/kubelet-pki`, `--hostname-override=${this.cluster.nodeName}`, ...(network === undefined ? [] : [`--node-ip=${GUEST_ADDRESS}`]), '--v=2'], { PATH: path });
       await waitFor(
         async () => {
           const answer = await this.admin.request<{ status?: { conditions?: { type: string; status: string }[] } }>('GET', `/api/v1/nodes/${this.cluster.nodeName}`);
@@ -265,8 +295,14 @@ export class GuestKubeletNode {
     };
   }
 
-  // The guest's 127.0.0.1:<port> carried to the host's, through the forwarded address.
-  private async forwardApiServer(): Promise<void> {
+  // The guest's 127.0.0.1:<port> (and any other address given) carried to the host's, through the
+  // forwarded address.
+  private async forwardApiServer(more: readonly { readonly host: string; readonly port: number }[]): Promise<void> {
+    const { port } = this.cluster;
+    for (const listen of [{ host: '127.0.0.1', port }, ...more]) this.forwarders.push(await this.relay(listen.host, listen.port));
+  }
+
+  private async relay(host: string, listenPort: number): Promise<Server> {
     const { port } = this.cluster;
     const server = createServer((client) => {
       const upstream = createConnection(port, HOST_ADDRESS);
@@ -279,9 +315,9 @@ export class GuestKubeletNode {
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => resolve());
+      server.listen(listenPort, host, () => resolve());
     });
-    this.forwarder = server;
+    return server;
   }
 
   // The node's PID and mount namespaces: systemd as their PID 1 over the guest's root
@@ -291,7 +327,10 @@ export class GuestKubeletNode {
   private async startNamespace(): Promise<void> {
     const log = openSync(`${WORK}/init.log`, 'w');
     const init = this.driver === 'systemd' ? ['env', `container=${SYSTEMD_NAME}`, '/lib/systemd/systemd', '--system', '--log-target=kmsg', '--unit=basic.target'] : ['bash', '-c', 'while :; do sleep 3600 & wait $!; done'];
-    const child = spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', ...init], { stdio: ['ignore', log, log] });
+    // A slave of the guest's mounts when they are shared (podNetwork): the node's own mounts still
+    // go with its namespace, and a container can follow them.
+    const propagation = this.options.podNetwork === undefined ? [] : ['--propagation', 'slave'];
+    const child = spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', ...propagation, ...init], { stdio: ['ignore', log, log] });
     // The child has its own copy; this one would keep /mnt busy after the node ends.
     closeSync(log);
     this.namespace = child;
@@ -361,6 +400,11 @@ export class GuestKubeletNode {
     }
   }
 
+  /** Runs `ctr` against the node's containerd (as harness/agent-image.ts's importAgentImage wants it). */
+  async ctr(args: readonly string[]): Promise<string> {
+    return (await execFileAsync(this.binaries.ctr, ['--address', `${WORK}/containerd.sock`, ...args], { timeout: 600_000, maxBuffer: 16 * 1024 * 1024 })).stdout;
+  }
+
   /** The kubelet's own Summary from its read-only port. */
   async summary(): Promise<Summary> {
     const response = await fetch(`http://127.0.0.1:${READ_ONLY_PORT}/stats/summary`);
@@ -406,7 +450,7 @@ export class GuestKubeletNode {
 
   private async stopAll(): Promise<void> {
     // Connections still open (keep-alive clients) would hold close() forever.
-    const closed = new Promise<void>((resolve) => (this.forwarder === null ? resolve() : this.forwarder.close(() => resolve())));
+    const closed = Promise.all(this.forwarders.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
     for (const socket of this.connections) socket.destroy();
     await closed;
     const alive = (child: ChildProcess | null): boolean => child !== null && child.exitCode === null && child.signalCode === null;
@@ -422,6 +466,10 @@ export class GuestKubeletNode {
       removeCgroupTree(join(CGROUP_ROOT, top));
     }
     for (const point of mountsUnder(NODE_MOUNTS)) spawnSync('umount', [point], { stdio: 'ignore' });
+    if (this.options.podNetwork !== undefined) {
+      spawnSync('ip', ['link', 'del', POD_BRIDGE], { stdio: 'ignore' });
+      spawnSync('ip', ['addr', 'del', `${KUBERNETES_SERVICE_IP}/32`, 'dev', 'lo'], { stdio: 'ignore' });
+    }
     for (const entry of readdirSync('/run')) if (!this.runEntriesBefore.has(entry)) rmSync(join('/run', entry), { recursive: true, force: true });
   }
 
@@ -441,7 +489,8 @@ export class GuestKubeletNode {
     const cgroups = topCgroups().filter((name) => !this.cgroupsBefore.has(name)).map((name) => `cgroup /${name}`);
     const mounts = mountsUnder(NODE_MOUNTS).map((point) => `mount ${point}`);
     const run = readdirSync('/run').filter((entry) => !this.runEntriesBefore.has(entry)).map((entry) => `/run/${entry}`);
-    return [...processes, ...cgroups, ...mounts, ...run];
+    const network = this.options.podNetwork !== undefined && existsSync(`/sys/class/net/${POD_BRIDGE}`) ? [`interface ${POD_BRIDGE}`] : [];
+    return [...processes, ...cgroups, ...mounts, ...run, ...network];
   }
 }
 
@@ -480,4 +529,13 @@ function mountsUnder(dirs: readonly string[]): string[] {
     if (point !== undefined && dirs.some((dir) => point === dir || point.startsWith(`${dir}/`))) points.push(point);
   }
   return points.sort((a, b) => b.length - a.length);
+}
+
+/** The pod network's CNI configuration: a bridge that is the pods' gateway, host-local addresses, no NAT (nothing leaves the guest). */
+function podBridgeConflist(): Record<string, unknown> {
+  return {
+    cniVersion: '1.0.0',
+    name: 'kea-pods',
+    plugins: [{ type: 'bridge', bridge: POD_BRIDGE, isGateway: true, ipMasq: false, ipam: { type: 'host-local', ranges: [[{ subnet: POD_SUBNET }]], routes: [{ dst: '0.0.0.0/0' }] } }],
+  };
 }

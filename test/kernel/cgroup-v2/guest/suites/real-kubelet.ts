@@ -26,14 +26,14 @@ import { cgroupDrivers, GuestKubeletNode, populated, type CgroupDriver, type Gue
 import { defineSuite, type CaseContext, type GuestCase } from '../guest-suite.js';
 import { MiB } from '../kernel-numbers.js';
 
-const KUBEPODS_LIMIT_BYTES = 1024n * BigInt(MiB);
-const ROOT_DIR_BYTES = 256n * BigInt(MiB);
-const POD_PIDS_LIMIT = 1024;
+export const KUBEPODS_LIMIT_BYTES = 1024n * BigInt(MiB);
+export const ROOT_DIR_BYTES = 256n * BigInt(MiB);
+export const POD_PIDS_LIMIT = 1024;
 // The kubelet's thresholds below the agent's: if both see pressure, the agent must act first.
-const KUBELET_EVICTION_HARD = { 'memory.available': '64Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '5%', 'imagefs.available': '2%', 'imagefs.inodesFree': '2%' };
-const AGENT_EVICTION_HARD = { 'memory.available': '256Mi', 'nodefs.available': '40%', 'nodefs.inodesFree': '5%', 'imagefs.available': '2%', 'imagefs.inodesFree': '2%' };
+export const KUBELET_EVICTION_HARD = { 'memory.available': '64Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '5%', 'imagefs.available': '2%', 'imagefs.inodesFree': '2%' };
+export const AGENT_EVICTION_HARD = { 'memory.available': '256Mi', 'nodefs.available': '40%', 'nodefs.inodesFree': '5%', 'imagefs.available': '2%', 'imagefs.inodesFree': '2%' };
 const STATS_TOLERANCE_BYTES = 1 * MiB;
-const POD_START_TIMEOUT_MS = 180_000;
+export const POD_START_TIMEOUT_MS = 180_000;
 
 // The node of the driver whose cases run now, once it started; each driver's cases start and stop
 // their own. `created` is kept from before the start, so a node that failed to start is ended too.
@@ -41,7 +41,7 @@ let node: GuestKubeletNode | null = null;
 let created: GuestKubeletNode | null = null;
 
 // The driver's cluster file, in the directory the host test shares (KEA_GUEST_CLUSTERS).
-function cluster(driver: CgroupDriver): GuestCluster {
+export function cluster(driver: CgroupDriver): GuestCluster {
   const dir = process.env.KEA_GUEST_CLUSTERS;
   assert.ok(dir !== undefined, 'KEA_GUEST_CLUSTERS is not set: the host test names the directory of the cluster files');
   return JSON.parse(readFileSync(join(dir, `${driver}.json`), 'utf8')) as GuestCluster;
@@ -91,7 +91,7 @@ function agentConfig(n: GuestKubeletNode, evictionHard: Readonly<Record<string, 
   ].join('\n');
 }
 
-function running(pod: PodLike | undefined): boolean {
+export function running(pod: PodLike | undefined): boolean {
   const statuses = (pod?.status as { containerStatuses?: { state?: { running?: unknown } }[] } | undefined)?.containerStatuses;
   return pod?.status?.phase === 'Running' && statuses !== undefined && statuses.length > 0 && statuses.every((s) => s.state?.running !== undefined);
 }
@@ -104,7 +104,7 @@ function podStats(summary: Summary, namespace: string, name: string): PodStats |
 type KubeletMark = ReadonlyMap<string, { readonly count: number; readonly reason: string; readonly object: string; readonly said: string }>;
 
 /** One case's namespace, pods and agent; everything goes when the case ends. */
-class Scenario {
+export class Scenario {
   readonly timeline = new PortTimeline();
   private readonly cleanups: (() => Promise<void>)[] = [];
   private readonly created: PodLike[] = [];
@@ -124,8 +124,7 @@ class Scenario {
     readonly pods: Recorder<PodLike & KubeObject>,
   ) {}
 
-  static async start(name: string): Promise<Scenario> {
-    const n = theNode();
+  static async start(name: string, n: GuestKubeletNode = theNode()): Promise<Scenario> {
     // One API server for both drivers' nodes: each node's namespaces are its own.
     const namespace = `${n.driver}-${name}`;
     await createNamespace(n.admin, namespace);
@@ -256,8 +255,8 @@ class Scenario {
   }
 }
 
-async function withScenario(namespace: string, note: CaseContext['note'], run: (scenario: Scenario) => Promise<void>): Promise<void> {
-  const scenario = await Scenario.start(namespace);
+export async function withScenario(namespace: string, note: CaseContext['note'], run: (scenario: Scenario) => Promise<void>, n?: GuestKubeletNode): Promise<void> {
+  const scenario = await Scenario.start(namespace, n);
   try {
     await run(scenario);
   } catch (error) {
@@ -340,6 +339,11 @@ async function observe({ note }: CaseContext): Promise<void> {
   });
 }
 
+/** The agent a leak runs beside, as far as the outcome's checks read it: its log (the process here, or the DaemonSet's pod). */
+export interface LeakAgent {
+  readonly log: { find(msg: string, fields?: Readonly<Record<string, unknown>>): readonly unknown[] };
+}
+
 interface LeakOutcome {
   readonly oomKills: number;
   readonly kubeletEvicted: readonly string[];
@@ -358,7 +362,7 @@ interface LeakOutcome {
 
 // A leak in one pod beside well-behaved ones, with the agent on (started) or off (the kubelet
 // alone); counted from the kernel's and the API server's records from the leak's start on.
-async function runLeak(scenario: Scenario, leak: { readonly name: string; readonly rateMi: number; readonly startMi: number }, bystanders: readonly string[], agent: AgentUnderTest | null): Promise<LeakOutcome & { agent: AgentUnderTest | null }> {
+export async function runLeak(scenario: Scenario, leak: { readonly name: string; readonly rateMi: number; readonly startMi: number }, bystanders: readonly string[], agent: LeakAgent | null): Promise<LeakOutcome & { agent: LeakAgent | null }> {
   const { n, pods } = scenario;
   const kubeletMark = await scenario.kubeletMark();
   const oomBefore = n.kubepodsOomKills();
@@ -418,7 +422,7 @@ function restarts(pod: PodLike | undefined): number {
   return ((pod?.status as { containerStatuses?: { restartCount?: number }[] } | undefined)?.containerStatuses ?? []).reduce((sum, s) => sum + (s.restartCount ?? 0), 0);
 }
 
-function noteOutcome(note: CaseContext['note'], prefix: string, outcome: LeakOutcome): void {
+export function noteOutcome(note: CaseContext['note'], prefix: string, outcome: LeakOutcome): void {
   note(`${prefix}OomKills`, outcome.oomKills);
   note(`${prefix}WrongPods`, outcome.wrongPods.length);
   note(`${prefix}KubeletEvictions`, outcome.kubeletEvicted.length);
@@ -429,7 +433,7 @@ function noteOutcome(note: CaseContext['note'], prefix: string, outcome: LeakOut
 }
 
 // The agent on: the leak gone by its hand, no OOM kill, nothing else touched, the kubelet idle.
-async function assertAgentWon(scenario: Scenario, name: string, outcome: LeakOutcome & { agent: AgentUnderTest | null }, bystanders: readonly string[]): Promise<void> {
+export async function assertAgentWon(scenario: Scenario, name: string, outcome: LeakOutcome & { agent: LeakAgent | null }, bystanders: readonly string[]): Promise<void> {
   assert.equal(outcome.oomKills, 0, 'kernel OOM kills under kubepods');
   assert.equal(outcome.leakGone, true, 'the leak was not deleted');
   assert.deepEqual(outcome.agentEvicted, [name], "the agent's Evicted Events");
@@ -444,9 +448,9 @@ async function assertAgentWon(scenario: Scenario, name: string, outcome: LeakOut
   assert.ok(outcome.kubepodsMaxBytes < Number(KUBEPODS_LIMIT_BYTES) - 16 * MiB, `kubepods reached ${outcome.kubepodsMaxBytes} bytes of its ${KUBEPODS_LIMIT_BYTES} limit`);
 }
 
-const FAST = { rateMi: 200, startMi: 0 };
+export const FAST = { rateMi: 200, startMi: 0 };
 const SLOW = { rateMi: 20, startMi: 100 };
-const BALLAST = [
+export const BALLAST = [
   { name: 'ballast', options: { args: ['hold', '400'], requests: { memory: '448Mi' } } },
   { name: 'quiet', options: { args: ['hold', '24'], requests: { memory: '48Mi' } } },
 ];
