@@ -55,7 +55,7 @@ export interface SuiteResults {
 }
 
 /** The suites the guest can run; main.ts loads only the one asked for. */
-export const GUEST_SUITES = ['observe', 'notifier', 'termination', 'oom-race', 'demo', 'oom-kills', 'hugepages', 'kubelet-hugepages', 'real-kubelet'] as const;
+export const GUEST_SUITES = ['observe', 'notifier', 'termination', 'oom-race', 'demo', 'oom-kills', 'hugepages', 'kubelet-hugepages', 'real-kubelet', 'deployed-chart'] as const;
 export type GuestSuiteName = (typeof GUEST_SUITES)[number];
 
 export function defineSuite(suite: GuestSuite): GuestSuite {
