@@ -17,11 +17,12 @@ import { stringify } from 'yaml';
 import { agentImage } from './harness/agent-image.js';
 import { findClusterBinaries, findControlPlaneBinaries, findRealNodeBinaries, REPO_ROOT } from './harness/binaries.js';
 import { ControlPlane } from './harness/control-plane.js';
+import { writeGuestCluster } from './harness/guest-cluster.js';
 import { kubeconfigYaml } from './harness/kubeconfig.js';
 import { publishNamespaceDefaults } from './harness/objects.js';
 import { nodeImages } from './harness/real-node.js';
 import { cgroupV2Suite } from '../kernel/cgroup-v2/guest-run.js';
-import { GUEST_IMAGE_FS_DIR, type GuestCluster } from '../kernel/cgroup-v2/guest/guest-kubelet-node.js';
+import { GUEST_IMAGE_FS_DIR } from '../kernel/cgroup-v2/guest/guest-kubelet-node.js';
 import { suite, type DeployedChart } from '../kernel/cgroup-v2/guest/suites/deployed-chart.js';
 import { AGENT_EVICTION_HARD } from '../kernel/cgroup-v2/guest/suites/real-kubelet.js';
 
@@ -87,19 +88,9 @@ if (missing.length > 0 && process.env.KEA_E2E_REQUIRED !== '1') {
       const env = { PATH: process.env.PATH, KUBECONFIG: join(shared, 'kubeconfig'), HOME: shared, HELM_CACHE_HOME: join(shared, 'helm'), HELM_CONFIG_HOME: join(shared, 'helm'), HELM_DATA_HOME: join(shared, 'helm') };
       const installed = spawnSync(helmBin as string, ['install', RELEASE, 'deploy/chart', '--namespace', RELEASE_NAMESPACE, '--values', values], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 180_000 });
       if (installed.status !== 0) throw new Error(`helm install exited ${installed.status}:\n${installed.stderr}`);
-      const cluster: GuestCluster = {
-        port: Number(new URL(plane.url).port),
-        caPem: plane.caPem,
-        adminToken: plane.credentials.adminToken,
-        nodeName: NODE,
-        nodeToken: plane.credentials.nodeTokens.get(NODE) ?? '',
-        // The agent's token is the pod's own (its projected service-account volume).
-        agentToken: '',
-        imagesTar: images.binaries,
-        driver: 'systemd',
-      };
+      // The agent's token is the pod's own (its projected service-account volume).
+      writeGuestCluster(shared, plane, { nodeName: NODE, driver: 'systemd', agentToken: '', imagesTar: images.binaries });
       const chart: DeployedChart = { cniBinDir: cni.binaries.cniBinDir, image: image.binaries, namespace: RELEASE_NAMESPACE, daemonSet: RELEASE };
-      writeFileSync(join(shared, 'systemd.json'), JSON.stringify(cluster), { mode: 0o600 });
       writeFileSync(join(shared, 'deployed.json'), JSON.stringify(chart));
     } catch (error) {
       setUpError = error instanceof Error ? error : new Error(String(error));

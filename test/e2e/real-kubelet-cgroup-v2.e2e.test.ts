@@ -7,15 +7,16 @@
 // CPUs are the node's alone, and the Events and pods the guest asserts on are in the same API
 // server any other suite reads. Times: docs/real-kubelet-cgroup-v2.md.
 
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installAgentIdentity } from './harness/agent-identity.js';
 import { findControlPlaneBinaries, findRealNodeBinaries } from './harness/binaries.js';
 import { ControlPlane } from './harness/control-plane.js';
+import { writeGuestCluster } from './harness/guest-cluster.js';
 import { nodeImages } from './harness/real-node.js';
 import { cgroupV2Suite } from '../kernel/cgroup-v2/guest-run.js';
-import { cgroupDrivers, type CgroupDriver, type GuestCluster } from '../kernel/cgroup-v2/guest/guest-kubelet-node.js';
+import { cgroupDrivers, type CgroupDriver } from '../kernel/cgroup-v2/guest/guest-kubelet-node.js';
 import { suite } from '../kernel/cgroup-v2/guest/suites/real-kubelet.js';
 
 // Both by default; KEA_CGROUP_V2_DRIVERS=systemd (or cgroupfs) runs one, for a quicker local run.
@@ -49,20 +50,7 @@ if (missing.length > 0 && process.env.KEA_E2E_REQUIRED !== '1') {
     try {
       plane = await ControlPlane.start({ binaries: controlPlane.binaries, nodeNames: DRIVERS.map(nodeName) });
       const identity = await installAgentIdentity(plane.admin());
-      const port = Number(new URL(plane.url).port);
-      for (const driver of DRIVERS) {
-        const cluster: GuestCluster = {
-          port,
-          caPem: plane.caPem,
-          adminToken: plane.credentials.adminToken,
-          nodeName: nodeName(driver),
-          nodeToken: plane.credentials.nodeTokens.get(nodeName(driver)) ?? '',
-          agentToken: identity.token,
-          imagesTar: images.binaries,
-          driver,
-        };
-        writeFileSync(join(shared, `${driver}.json`), JSON.stringify(cluster), { mode: 0o600 });
-      }
+      for (const driver of DRIVERS) writeGuestCluster(shared, plane, { nodeName: nodeName(driver), driver, agentToken: identity.token, imagesTar: images.binaries });
     } catch (error) {
       setUpError = error instanceof Error ? error : new Error(String(error));
     }
