@@ -171,7 +171,11 @@ export function cgroupV2Suite(suite: GuestSuite, options: CgroupV2SuiteOptions):
         }
         const notes = formatNotes(result);
         if (notes !== '') console.log(`${c.name}: ${notes} (${(result.durationMs / 1000).toFixed(1)} s in the guest)`);
-        if (!result.ok) throw new Error(`in the guest: ${result.error ?? 'failed'}${notes === '' ? '' : `\nnotes: ${notes}`}`);
+        if (!result.ok) {
+          // The error's first line again at the end: a report that keeps only the tail (CI's) still says what failed.
+          const error = result.error ?? 'failed';
+          throw new Error(`in the guest: ${error}${notes === '' ? '' : `\nnotes: ${notes}`}\nfailed: ${error.split('\n')[0]}`);
+        }
       });
     }
     test('the suite tears down cleanly in the guest', () => {
