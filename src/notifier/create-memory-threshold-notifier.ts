@@ -15,7 +15,7 @@ import { createLibcNativeEvents } from '../../native/libc-native-events.js';
 import type { NativeEvents } from '../../native/native-events.js';
 import { DisabledNotifier } from './disabled-notifier.js';
 import type { EpollLoopOptions } from './epoll-loop.js';
-import { EVENT_CONTROL_FILE } from './memcg-threshold.js';
+import { EVENT_CONTROL_FILE } from '../../native/memcg-threshold.js';
 import { MemcgV1Notifier } from './memcg-v1-notifier.js';
 import { PsiNotifier } from './psi-notifier.js';
 import type { SharedEpollLoop } from './shared-epoll-loop.js';

@@ -5,7 +5,7 @@
 // The usage bounds the working set from above, so a distance measured from the usage (when
 // memory.stat was not read) is never more than the true one.
 
-import type { MemoryThresholdFigures } from './memory-thresholds.js';
+import type { MemoryThresholdFigures } from '../api/memory-thresholds.js';
 
 export interface FastCheckTiming {
   readonly minIntervalMs: number;

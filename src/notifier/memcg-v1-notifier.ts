@@ -14,10 +14,10 @@ import type { MemoryThresholdNotifier, NotifierEvent } from '../daemon/ports.js'
 import { errorMessage } from '../errors.js';
 import { EPOLLERR, EPOLLHUP, EPOLLIN, type EventFd, type NativeEvents } from '../../native/native-events.js';
 import type { EpollLoop, EpollLoopOptions, EpollWatch } from './epoll-loop.js';
-import { registerMemcgThreshold } from './memcg-threshold.js';
-import { computeMemoryThresholds, isProblem, type MemorySignal, type MemoryThresholdFigures } from './memory-thresholds.js';
+import { registerMemcgThreshold } from '../../native/memcg-threshold.js';
+import { computeMemoryThresholds, isProblem, type MemorySignal, type MemoryThresholdFigures } from '../api/memory-thresholds.js';
 import { NotifierLifecycle } from './notifier-lifecycle.js';
-import { rearmDecision } from './rearm-policy.js';
+import { rearmDecision } from '../api/rearm-policy.js';
 import { SharedEpollLoop } from './shared-epoll-loop.js';
 
 /** One page: a point moved past usage it was crossed at. */

@@ -27,7 +27,7 @@ import { errorMessage } from '../errors.js';
 import type { FileFd, NativeEvents } from '../../native/native-events.js';
 import type { EpollLoop } from './epoll-loop.js';
 import { crossingWorkingSetBytes } from './fast-check-schedule.js';
-import type { MemoryThresholdFigures } from './memory-thresholds.js';
+import type { MemoryThresholdFigures } from '../api/memory-thresholds.js';
 import { MemoryEventsWatch } from './memory-events-watch.js';
 
 /** The extended attribute that records a memory.high the agent set. */

@@ -8,7 +8,7 @@
 
 import { join } from 'node:path';
 import type { EventFd, FileFd, NativeEvents } from '../../native/native-events.js';
-import { EVENT_CONTROL_FILE } from './memcg-threshold.js';
+import { EVENT_CONTROL_FILE } from '../../native/memcg-threshold.js';
 
 export const OOM_CONTROL_FILE = 'memory.oom_control';
 

@@ -21,7 +21,7 @@ import { CgroupMemoryReader, cgroupWorkingSetSource, rootWorkingSetSource } from
 import type { EpollLoop, EpollLoopOptions, EpollWatch } from './epoll-loop.js';
 import type { FastCheckTiming } from './fast-check-schedule.js';
 import { MemoryHighWakeup } from './memory-high-wakeup.js';
-import { computeMemoryThresholds, isProblem, type MemorySignal, type MemoryThresholdFigures } from './memory-thresholds.js';
+import { computeMemoryThresholds, isProblem, type MemorySignal, type MemoryThresholdFigures } from '../api/memory-thresholds.js';
 import { NotifierLifecycle } from './notifier-lifecycle.js';
 import { openPsiTrigger, unprivilegedWindowMs } from './psi-trigger.js';
 import { SharedEpollLoop } from './shared-epoll-loop.js';

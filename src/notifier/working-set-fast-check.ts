@@ -14,7 +14,7 @@ import type { Logger } from '../api/logger.js';
 import { errorMessage } from '../errors.js';
 import type { CgroupMemoryReader, CgroupMemoryReading } from './cgroup-v2-memory.js';
 import { distanceToNearestCrossingBytes, nextCheckDelayMs, type FastCheckTiming } from './fast-check-schedule.js';
-import { workingSetMeetsThreshold, type MemorySignal, type MemoryThresholdFigures } from './memory-thresholds.js';
+import { workingSetMeetsThreshold, type MemorySignal, type MemoryThresholdFigures } from '../api/memory-thresholds.js';
 
 export interface WorkingSetFastCheckOptions {
   readonly timing: FastCheckTiming;

@@ -6,7 +6,7 @@ import { summary, threshold } from '../../fixtures/memory-thresholds.js';
 import { formatQuantity } from '../../../src/api/quantity.js';
 import type { Summary } from '../../../src/api/summary.js';
 import type { Threshold } from '../../../src/api/threshold.js';
-import { computeMemoryThresholds, isProblem, memoryThresholdDescription, workingSetMeetsThreshold, type MemoryThresholdFigures } from '../../../src/notifier/memory-thresholds.js';
+import { computeMemoryThresholds, isProblem, memoryThresholdDescription, workingSetMeetsThreshold, type MemoryThresholdFigures } from '../../../src/api/memory-thresholds.js';
 
 const GI = 1024 ** 3;
 const MI = 1024 ** 2;

@@ -4,10 +4,10 @@
 // working set reaches `capacity - threshold`. usage_in_bytes counts the inactive page cache that the
 // working set leaves out, so the inactive_file of the observation is added back.
 
-import { addQuantity, compareQuantity, formatQuantity, quantityFromInteger, quantityValue, type Quantity } from '../api/quantity.js';
-import type { MemoryStats, Summary } from '../api/summary.js';
-import { SYSTEM_CONTAINER_PODS } from '../api/summary.js';
-import { getThresholdQuantity, isHardEvictionThreshold, type Threshold } from '../api/threshold.js';
+import { addQuantity, compareQuantity, formatQuantity, quantityFromInteger, quantityValue, type Quantity } from './quantity.js';
+import type { MemoryStats, Summary } from './summary.js';
+import { SYSTEM_CONTAINER_PODS } from './summary.js';
+import { getThresholdQuantity, isHardEvictionThreshold, type Threshold } from './threshold.js';
 
 export type MemorySignal = 'memory.available' | 'allocatableMemory.available';
 

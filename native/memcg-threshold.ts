@@ -5,7 +5,7 @@
 // the cgroup is removed. Closing the eventfd unregisters it.
 
 import { join } from 'node:path';
-import type { EventFd, FileFd, NativeEvents } from '../../native/native-events.js';
+import type { EventFd, FileFd, NativeEvents } from './native-events.js';
 
 /** kubelet `memoryUsageAttribute`: the file a memcg threshold watches. */
 export const MEMORY_USAGE_ATTRIBUTE = 'memory.usage_in_bytes';

@@ -1,7 +1,7 @@
 // When a memcg threshold is re-armed: unchanged values never, changed values after more than 10 s
 // (strictly, as the kubelet) or at once after a crossing.
 
-import { rearmDecision, type ArmedThresholdState } from '../../../src/notifier/rearm-policy.js';
+import { rearmDecision, type ArmedThresholdState } from '../../../src/api/rearm-policy.js';
 
 describe('rearmDecision', () => {
   const armed: ArmedThresholdState = { memcgThresholdBytes: 1000n, armedAtMs: 50_000, crossedSinceArmed: false };
