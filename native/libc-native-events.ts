@@ -2,7 +2,7 @@
 // created close-on-exec (the agent spawns nothing that should inherit them) and eventfds are
 // non-blocking, so reading one on the main thread never blocks; the calls that do block (epoll_wait,
 // and a control-file write that waits for an RCU grace period) run through koffi's `.async` on a
-// libuv pool thread.
+// libuv pool thread, or, for the kill thread's own epoll_wait, on that thread.
 
 import {
   decodeEpollEvent,
@@ -83,14 +83,21 @@ export function createLibcNativeEvents(): NativeEvents {
             else reject(nativeError('epoll_wait', errno, `epoll fd ${epoll}`));
             return;
           }
-          const ready: ReadyEvent[] = [];
-          for (let i = 0; i < count; i++) {
-            const event = decodeEpollEvent(buffer, i);
-            ready.push({ token: Number(event.data), events: event.events });
-          }
-          resolve(ready);
+          resolve(decodeReady(buffer, count));
         });
       });
+    },
+
+    waitEpollBlocking(epoll, maxEvents, timeoutMs) {
+      const c = libc();
+      const buffer = Buffer.alloc(maxEvents * epollEventSizeBytes);
+      const count = c.epoll_wait(epoll, buffer, maxEvents, timeoutMs);
+      if (count < 0) {
+        const errno = c.errno();
+        if (errno === ERRNO_EINTR) return [];
+        throw nativeError('epoll_wait', errno, `epoll fd ${epoll}`);
+      }
+      return decodeReady(buffer, count);
     },
 
     readEventFd(fd) {
@@ -199,4 +206,13 @@ export function createLibcNativeEvents(): NativeEvents {
       }
     },
   };
+}
+
+function decodeReady(buffer: Buffer, count: number): ReadyEvent[] {
+  const ready: ReadyEvent[] = [];
+  for (let i = 0; i < count; i++) {
+    const event = decodeEpollEvent(buffer, i);
+    ready.push({ token: Number(event.data), events: event.events });
+  }
+  return ready;
 }

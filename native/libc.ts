@@ -41,7 +41,9 @@ export interface Libc {
   eventfd(initval: number, flags: number): number;
   epoll_create1(flags: number): number;
   epoll_ctl(epfd: number, op: number, fd: number, event: { events: number; data: bigint } | null): number;
-  /** Blocking: call it through `epoll_wait_async` only. `events` is a buffer of maxevents epoll_event structs. */
+  /** Blocks the calling thread: only on a thread of its own (the kill thread). `events` is a buffer of maxevents epoll_event structs. */
+  epoll_wait(epfd: number, events: Buffer, maxevents: number, timeoutMs: number): number;
+  /** The same wait on a libuv pool thread (the main thread's way). */
   epoll_wait_async(epfd: number, events: Buffer, maxevents: number, timeoutMs: number, done: AsyncCallback<number>): void;
   read(fd: number, buf: Buffer, count: number): number;
   /** `pread`: reads from `offset` without moving the file offset (a kernel file is generated afresh at offset 0). */
@@ -86,6 +88,7 @@ export function libc(): Libc {
     eventfd: (initval, flags) => eventfd(initval, flags) as number,
     epoll_create1: (flags) => epollCreate1(flags) as number,
     epoll_ctl: (epfd, op, fd, event) => epollCtl(epfd, op, fd, event) as number,
+    epoll_wait: (epfd, events, maxevents, timeoutMs) => epollWait(epfd, events, maxevents, timeoutMs) as number,
     epoll_wait_async: (epfd, events, maxevents, timeoutMs, done) => {
       epollWait.async(epfd, events, maxevents, timeoutMs, done);
     },

@@ -48,6 +48,12 @@ export interface NativeEvents {
    * returns). Resolves with the ready descriptors, `[]` on timeout or EINTR; rejects with a NativeError.
    */
   waitEpoll(epoll: EpollFd, maxEvents: number, timeoutMs: number): Promise<readonly ReadyEvent[]>;
+  /**
+   * `epoll_wait` on the calling thread, which it blocks until a descriptor is ready or `timeoutMs`
+   * passes: only for a thread of its own (the kill thread), never the main thread. The ready
+   * descriptors, `[]` on timeout or EINTR; throws a NativeError.
+   */
+  waitEpollBlocking(epoll: EpollFd, maxEvents: number, timeoutMs: number): readonly ReadyEvent[];
   /** Reads the 8-byte counter, which resets it; `0n` when it was already zero (EAGAIN). */
   readEventFd(fd: EventFd): bigint;
   /** Adds `amount` to the counter (wakes an epoll_wait watching it for EPOLLIN). */

@@ -30,7 +30,7 @@ import { readFailed, readOk, type ReadResult } from '../host/read-result.js';
 import { createLibcProcessHandles } from '../../native/libc-process-handles.js';
 import type { ProcessHandles } from '../../native/process-handles.js';
 import { podContainerCgroups, type PodContainerCgroups } from './pod-containers.js';
-import { pidsInCgroupTrees, ProcessSignaller, releaseMemoryOfPids, type SignalOutcome } from './process-signaller.js';
+import { pidsInCgroupTrees, ProcessSignaller, releaseMemoryOfPids, type SignallerPlace, type SignalOutcome } from './process-signaller.js';
 
 export interface PodTerminatorContext {
   /** The cgroup standing for the node, relative to the memory hierarchy's root ('' on a real node). */
@@ -74,8 +74,26 @@ function containersToEnd(entry: TerminatedPod, plan: PodContainerCgroups): strin
   return entry.confirmed ? [...plan.listed, ...plan.unlisted] : [...plan.listed];
 }
 
+/**
+ * What the kill path needs to end a pod's containers on a thread of its own: the containers found
+ * now (those a terminate would end; none until one the pod's status lists is found), and where the
+ * signaller finds each process and proves it inside them.
+ */
+export interface PreparedTermination {
+  readonly podDir: string;
+  readonly containers: readonly string[];
+  readonly place: SignallerPlace;
+}
+
+/** The local terminator, and what the kill path asks of it. */
+export interface PodTerminator extends LocalTerminator {
+  adopt(pod: Pod, gracePeriodMs: number): void;
+  /** The pod's containers to end, found now, without signalling or remembering anything. */
+  prepare(pod: Pod): ReadResult<PreparedTermination>;
+}
+
 /** The terminator for the compiled `observe` settings: the pods' cgroups are found as the observer finds them. */
-export function createPodTerminator(settings: Pick<ObserveSettings, 'hostRoot' | 'cgroupRoot' | 'procRoot' | 'cgroupDriver' | 'podCgroupRoot'>, context: PodTerminatorContext): LocalTerminator {
+export function createPodTerminator(settings: Pick<ObserveSettings, 'hostRoot' | 'cgroupRoot' | 'procRoot' | 'cgroupDriver' | 'podCgroupRoot'>, context: PodTerminatorContext): PodTerminator {
   const fs = context.hostFs ?? nodeHostFs;
   const log = context.logger.child({ component: 'pod-terminator' });
   const clock = context.clock;
@@ -200,7 +218,9 @@ export function createPodTerminator(settings: Pick<ObserveSettings, 'hostRoot' |
     });
   };
 
-  const terminate = async (pod: Pod, gracePeriodMs: number): Promise<LocalTermination> => {
+  // The pod's cgroup and the container cgroups to end, found now (nothing is signalled or
+  // remembered); a LocalTermination when there is nothing to end, with the reason logged.
+  const resolve = (pod: Pod): { uid: string; key: string; cgroups: NodeCgroups; podDir: string; plan: PodContainerCgroups; previous: TerminatedPod | undefined } | LocalTermination => {
     // The UID the pod's cgroup is named after: a static pod's own for a mirror pod.
     const id = isPodUid(pod.metadata.uid) ? nodePodUid(pod) : null;
     const uid = id?.ok === true ? id.uid : pod.metadata.uid;
@@ -231,35 +251,63 @@ export function createPodTerminator(settings: Pick<ObserveSettings, 'hostRoot' |
       log.warn('pod cgroup not readable; nothing to terminate locally', { pod: key, uid, reason: plan.reason });
       return { signalled: 0 };
     }
-    const { sandbox, spared } = plan.value;
-    const entry: TerminatedPod = previous ?? { pod, podDir, sandbox, confirmed: false, untilMs: clock.nowMs() + TERMINATED_POD_WATCH_MS, inGrace: new Set() };
-    entry.pod = pod;
-    entry.sandbox = sandbox;
-    entry.confirmed ||= plan.value.listed.length > 0;
-    terminated.set(uid, entry);
-    const containers = containersToEnd(entry, plan.value);
+    return { uid, key, cgroups: cgroups.value, podDir, plan: plan.value, previous };
+  };
 
-    let outcome: SignalOutcome;
-    if (gracePeriodMs <= 0) {
-      outcome = killNow(cgroups.value, containers);
-    } else {
-      outcome = cgroups.value.signaller.signalTrees(containers, 'SIGTERM');
+  // The pod is remembered as ended: its containers in their grace period until SIGKILL, and
+  // checked for a restarted container every second. Returns the containers it ends.
+  const keepEnded = (found: Exclude<ReturnType<typeof resolve>, LocalTermination>, pod: Pod, gracePeriodMs: number): string[] => {
+    const { uid, key, cgroups, podDir, plan, previous } = found;
+    const entry: TerminatedPod = previous ?? { pod, podDir, sandbox: plan.sandbox, confirmed: false, untilMs: clock.nowMs() + TERMINATED_POD_WATCH_MS, inGrace: new Set() };
+    entry.pod = pod;
+    entry.sandbox = plan.sandbox;
+    entry.confirmed ||= plan.listed.length > 0;
+    terminated.set(uid, entry);
+    const containers = containersToEnd(entry, plan);
+    if (gracePeriodMs > 0) {
       for (const dir of containers) entry.inGrace.add(dir);
       clock.after(gracePeriodMs, () => {
         for (const dir of containers) entry.inGrace.delete(dir);
-        const left = killNow(cgroups.value, containers);
+        const left = killNow(cgroups, containers);
         if (left.signalled > 0) log.info('grace period over; killed what was left', { pod: key, uid, processes: left.signalled });
         report(pod, 'after the grace period', left);
       });
     }
-    log.debug('pod containers signalled', { pod: key, uid, containers: containers.length, sandbox, spared, processes: outcome.signalled, memoryReleased: outcome.released ?? 0 });
     scheduleSweep();
+    return containers;
+  };
+
+  const terminate = async (pod: Pod, gracePeriodMs: number): Promise<LocalTermination> => {
+    const found = resolve(pod);
+    if (!('plan' in found)) return found;
+    const containers = keepEnded(found, pod, gracePeriodMs);
+    const outcome = gracePeriodMs <= 0 ? killNow(found.cgroups, containers) : found.cgroups.signaller.signalTrees(containers, 'SIGTERM');
+    log.debug('pod containers signalled', { pod: found.key, uid: found.uid, containers: containers.length, sandbox: found.plan.sandbox, spared: found.plan.spared, processes: outcome.signalled, memoryReleased: outcome.released ?? 0 });
     const refused = report(pod, gracePeriodMs <= 0 ? 'SIGKILL' : 'SIGTERM', outcome);
     return refused === undefined ? { signalled: outcome.signalled } : { signalled: outcome.signalled, refused };
   };
 
   return {
     terminate,
+    adopt(pod: Pod, gracePeriodMs: number) {
+      const found = resolve(pod);
+      if (!('plan' in found)) return;
+      // Signalled already (the kill path's one round): with no grace period, at once the rounds
+      // that catch what forked meanwhile, as terminate's SIGKILL does.
+      const containers = keepEnded(found, pod, gracePeriodMs);
+      if (gracePeriodMs <= 0) report(pod, 'SIGKILL', killNow(found.cgroups, containers));
+    },
+    prepare(pod: Pod): ReadResult<PreparedTermination> {
+      const found = resolve(pod);
+      if (!('plan' in found)) return readFailed(found.refused ?? 'the pod has no cgroup to end on this node');
+      const { cgroups, podDir, plan, previous } = found;
+      // As containersToEnd: the others only once a listed container proves the cgroup the pod's.
+      const confirmed = previous?.confirmed === true || plan.listed.length > 0;
+      const containers = confirmed ? [...plan.listed, ...plan.unlisted] : [];
+      const namespaceRoot = cgroups.signaller.namespaceRoot();
+      if (!namespaceRoot.ok) return readFailed(namespaceRoot.reason);
+      return readOk({ podDir, containers, place: { procRoot, memoryRoot: cgroups.layout.memoryRoot, version: cgroups.layout.version, selfPid, namespaceRoot: namespaceRoot.value } });
+    },
     release(uid: string) {
       // By the API UID the daemon knows; a static pod's entry is under its node UID.
       for (const [key, entry] of terminated) if (key === uid || entry.pod.metadata.uid === uid) terminated.delete(key);

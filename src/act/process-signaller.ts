@@ -9,7 +9,7 @@ import { errorMessage } from '../errors.js';
 import type { HostFs } from '../host/host-fs.js';
 import type { CgroupVersion } from '../host/memory-stat.js';
 import { hierarchyPath, isWithinCgroup, memoryCgroupOf } from '../host/proc-pid.js';
-import { isNotFound, type ReadResult } from '../host/read-result.js';
+import { isNotFound, readOk, type ReadResult } from '../host/read-result.js';
 import type { PidFd, ProcessHandles } from '../../native/process-handles.js';
 
 /** A process that was not signalled although its cgroup listed it, and why. */
@@ -24,6 +24,15 @@ export interface SignalOutcome {
   readonly refusals: readonly SignalRefusal[];
   /** Of those killed, the processes whose memory process_mrelease freed before they exited. */
   readonly released?: number;
+}
+
+/** Where a signaller on another thread (the kill path's) finds a process and places it: the deps below, the namespace root found. */
+export interface SignallerPlace {
+  readonly procRoot: string;
+  readonly memoryRoot: string;
+  readonly version: CgroupVersion;
+  readonly selfPid: number;
+  readonly namespaceRoot: string;
 }
 
 export interface ProcessSignallerDeps {
@@ -117,6 +126,17 @@ export function releaseMemoryOfPids(handles: ProcessHandles, pids: Iterable<numb
 
 export class ProcessSignaller {
   constructor(private readonly deps: ProcessSignallerDeps) {}
+
+  /** The signaller of `place`, on the host door and process handles of the thread it runs on. */
+  static at(place: SignallerPlace, fs: HostFs, handles: ProcessHandles): ProcessSignaller {
+    const namespaceRoot = readOk(place.namespaceRoot);
+    return new ProcessSignaller({ fs, handles, procRoot: place.procRoot, memoryRoot: place.memoryRoot, version: place.version, selfPid: place.selfPid, namespaceRoot: () => namespaceRoot });
+  }
+
+  /** The root of the agent's cgroup namespace the processes are placed against (found once). */
+  namespaceRoot(): ReadResult<string> {
+    return this.deps.namespaceRoot();
+  }
 
   /**
    * Signals every process in the cgroup trees at `dirs`, each proven a member first, except those in

@@ -230,8 +230,95 @@ export interface LocalTerminator {
    * pod's cgroup is gone or {@link LocalTerminator.release} is called. Never throws.
    */
   terminate(pod: Pod, gracePeriodMs: number): Promise<LocalTermination>;
+  /**
+   * The pod's containers were just signalled by the kill path ({@link KillPath}: SIGTERM, or SIGKILL
+   * with no grace period): from here on it is kept ended as after `terminate`, SIGKILL to what is
+   * left after `gracePeriodMs`, a restarted container ended. Never throws.
+   */
+  adopt?(pod: Pod, gracePeriodMs: number): void;
   /** Stops keeping the pod's containers ended (its deletion will not be retried: a budget refused it). */
   release?(uid: string): void;
+}
+
+// ---- The kill path: implemented by src/act. ----
+
+/** One hard memory threshold as the kill path confirms it on its cgroup (the node's, or the pods'). */
+export interface KillPathThreshold {
+  /** The kubelet's `Description()`: `hard memory eviction threshold`, `hard allocatable memory eviction threshold`. */
+  readonly description: string;
+  readonly signal: 'memory.available' | 'allocatableMemory.available';
+  /** The usage at which the kernel wakes the kill path (the notifier's formula: capacity − threshold + inactive_file). */
+  readonly wakeUsageBytes: bigint;
+  /** The threshold is met when the working set is above this (the engine's `threshold > capacity − workingSet`). */
+  readonly workingSetLimitBytes: bigint;
+  /** The cgroup's working set when the victim was ranked. */
+  readonly rankedWorkingSetBytes: bigint;
+  /** The usage at which the kernel wakes the kill path to have the victim ranked again on the way up; null for none. */
+  readonly approachUsageBytes: bigint | null;
+}
+
+/**
+ * What the engine would do if one reading of the node's memory crossed a hard memory threshold:
+ * end `victim`'s containers. Valid while the victim still ranks first, which the kill path checks
+ * at the crossing with the figures below, declining (the main thread then decides) when it cannot tell.
+ */
+export interface KillPathPlan {
+  readonly victim: Pod;
+  /** Its local termination's grace period: SIGTERM first, or SIGKILL at once when 0. */
+  readonly gracePeriodMs: number;
+  readonly thresholds: readonly KillPathThreshold[];
+  /** The least any other pod's working set must grow to rank before the victim; null when no other pod can. */
+  readonly leadBytes: bigint | null;
+  /** The victim's working set when ranked. */
+  readonly victimWorkingSetBytes: bigint;
+  /** How far the victim's working set may shrink before it falls back below its request (and behind pods that exceed theirs); null when it is not above it. */
+  readonly victimShrinkAllowanceBytes: bigint | null;
+  /** The node lock file the kill is checked against at the moment of the signal (its path, and the file it names now); null without a lock. */
+  readonly lock: { readonly path: string; readonly fileId: string } | null;
+}
+
+/** What the kill path reports, on the main thread, after the fact. */
+export type KillPathReport =
+  /** A crossing confirmed: the victim's processes were signalled (from `issuedAtMs`). */
+  | {
+      readonly kind: 'killed';
+      readonly plan: KillPathPlan;
+      readonly threshold: KillPathThreshold;
+      /** The confirming reading. */
+      readonly usageBytes: bigint;
+      readonly workingSetBytes: bigint;
+      /** When the kernel's event woke the kill path, and when its signals went out (the injected clock's time, and the monotonic clock's for the benchmarks). */
+      readonly wokeAtMs: number;
+      readonly issuedAtMs: number;
+      readonly wokeAtNs: bigint;
+      readonly issuedAtNs: bigint;
+      readonly termination: LocalTermination;
+    }
+  /** A crossing confirmed, but the plan could not be trusted (the victim may no longer rank first, the node lock moved): nothing signalled. */
+  | { readonly kind: 'declined'; readonly plan: KillPathPlan; readonly threshold: KillPathThreshold; readonly reason: string }
+  /** Memory reached the approach point: the victim should be ranked again. */
+  | { readonly kind: 'approach'; readonly threshold: KillPathThreshold }
+  /** The kill path stopped working (its thread failed): nothing is armed any more. */
+  | { readonly kind: 'failed'; readonly reason: string };
+
+/**
+ * The hard memory kill, armed ahead of the notification on a thread of its own: woken by the kernel,
+ * it confirms the crossing with one reading of the cgroup's memory and ends the planned victim's
+ * processes, without waiting for the main thread. Exactly one of the kill path and the main thread
+ * acts on a crossing: the main thread takes the plan back (`disarm`) before it acts itself.
+ */
+export interface KillPath {
+  /** Reports go to `onReport`, on the main thread. */
+  start(onReport: (report: KillPathReport) => void): void;
+  /** Arms `plan` in place of the one armed (which stays armed until this one is ready); null once it is on its way, else why it cannot be armed. */
+  arm(plan: KillPathPlan): string | null;
+  /** Takes the plan back: true when nothing can fire any more; false when it already fired (`collect` then delivers the report). */
+  disarm(): boolean;
+  /** Delivers what the kill path reported and was not yet delivered, now; waits a moment for a kill being carried out. */
+  collect(): void;
+  /** Whether a plan is armed (ready to fire) now. */
+  readonly armed: boolean;
+  stop(): Promise<void>;
 }
 
 // ---- Kernel OOM kills: implemented by src/notifier. ----

@@ -353,6 +353,13 @@ export class FakeNative implements NativeEvents {
     });
   }
 
+  /** The kill thread's own wait: what is ready now, at once (a simulated kernel never blocks). */
+  waitEpollBlocking(epoll: EpollFd, maxEvents: number, _timeoutMs: number): readonly ReadyEvent[] {
+    this.waitCalls++;
+    if (this.descriptors.get(epoll)?.kind !== 'epoll') throw new NativeError('epoll_wait', EBADF);
+    return this.readyIn(epoll, maxEvents);
+  }
+
   readEventFd(fd: EventFd): bigint {
     this.maybeFail('readEventFd', 'read');
     const descriptor = this.descriptors.get(fd);
@@ -565,32 +572,37 @@ export class FakeNative implements NativeEvents {
   // Completes outstanding waits whose epoll set has a ready descriptor.
   private pump(): void {
     for (const wait of [...this.waits]) {
-      const set = this.descriptors.get(wait.epoll);
-      if (set?.kind !== 'epoll') continue;
-      const ready: ReadyEvent[] = [];
-      for (const [fd, { events, token }] of set.watched) {
-        if (ready.length >= wait.maxEvents) break;
-        const descriptor = this.descriptors.get(fd);
-        if (descriptor?.kind === 'eventfd' && descriptor.counter > 0n && (events & EPOLLIN) !== 0) ready.push({ token, events: EPOLLIN });
-        if (descriptor?.kind === 'file' && this.kernelLogs.has(descriptor.path)) {
-          const log = this.kernelLogs.get(descriptor.path) as FakeKernelLog;
-          if ((events & EPOLLIN) !== 0 && descriptor.logPosition < log.first + log.records.length) ready.push({ token, events: EPOLLIN });
-          continue;
-        }
-        if (descriptor?.kind === 'file' && descriptor.broken) ready.push({ token, events: EPOLLERR | (events & EPOLLPRI) });
-        else if (descriptor?.kind === 'file' && descriptor.notified && (events & EPOLLPRI) !== 0) {
-          // kernfs: level-triggered until the descriptor reads the file again.
-          ready.push({ token, events: EPOLLERR | EPOLLPRI });
-        }
-        else if (descriptor?.kind === 'file' && descriptor.pressureRaised && (events & EPOLLPRI) !== 0) {
-          // PSI clears the event when it is polled.
-          descriptor.pressureRaised = false;
-          ready.push({ token, events: EPOLLPRI });
-        }
-      }
+      const ready = this.readyIn(wait.epoll, wait.maxEvents);
       if (ready.length === 0) continue;
       this.waits.splice(this.waits.indexOf(wait), 1);
       wait.resolve(ready);
     }
+  }
+
+  // What an epoll_wait on `epoll` would return now ([] when nothing is ready).
+  private readyIn(epoll: number, maxEvents: number): ReadyEvent[] {
+    const set = this.descriptors.get(epoll);
+    if (set?.kind !== 'epoll') return [];
+    const ready: ReadyEvent[] = [];
+    for (const [fd, { events, token }] of set.watched) {
+      if (ready.length >= maxEvents) break;
+      const descriptor = this.descriptors.get(fd);
+      if (descriptor?.kind === 'eventfd' && descriptor.counter > 0n && (events & EPOLLIN) !== 0) ready.push({ token, events: EPOLLIN });
+      if (descriptor?.kind === 'file' && this.kernelLogs.has(descriptor.path)) {
+        const log = this.kernelLogs.get(descriptor.path) as FakeKernelLog;
+        if ((events & EPOLLIN) !== 0 && descriptor.logPosition < log.first + log.records.length) ready.push({ token, events: EPOLLIN });
+        continue;
+      }
+      if (descriptor?.kind === 'file' && descriptor.broken) ready.push({ token, events: EPOLLERR | (events & EPOLLPRI) });
+      else if (descriptor?.kind === 'file' && descriptor.notified && (events & EPOLLPRI) !== 0) {
+        // kernfs: level-triggered until the descriptor reads the file again.
+        ready.push({ token, events: EPOLLERR | EPOLLPRI });
+      } else if (descriptor?.kind === 'file' && descriptor.pressureRaised && (events & EPOLLPRI) !== 0) {
+        // PSI clears the event when it is polled.
+        descriptor.pressureRaised = false;
+        ready.push({ token, events: EPOLLPRI });
+      }
+    }
+    return ready;
   }
 }

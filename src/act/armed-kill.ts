@@ -1,0 +1,317 @@
+// The kill thread's work (kill-thread.ts runs it; the main side is kill-path.ts): one epoll set that
+// holds the eventfds of the registered memory points and a wake-up eventfd, one blocking
+// epoll_wait on this thread, and, when the kernel signals the wake point of a hard memory
+// threshold, the plan the engine armed carried out without the main thread: one reading of the
+// cgroup's usage and memory.stat confirms that the working set is past the threshold, the
+// victim's lead over the other pods is checked against how much memory moved since it was ranked,
+// the node lock against the file it held, the shared word is swapped from armed to fired, and the
+// victim's containers are signalled through pidfds, each process proven inside them first
+// (process-signaller.ts). Everything else (the API, the Events, the logs) is the main thread's,
+// told afterwards.
+
+import type { HostFs } from '../host/host-fs.js';
+import { parseCounter } from '../host/memory-limit.js';
+import { inactiveFileKey, memoryStatValue, workingSetBytes } from '../host/memory-stat.js';
+import { errorMessage } from '../errors.js';
+import { EPOLLIN, type EpollFd, type EventFd, type FileFd, type NativeEvents } from '../../native/native-events.js';
+import type { ProcessHandles } from '../../native/process-handles.js';
+import { controlWord, generationOf, KillState, stateOf, type FromThread, type ThreadPlan, type ThreadThreshold, type ToThread, type WatchRole } from './kill-protocol.js';
+import { ProcessSignaller } from './process-signaller.js';
+
+export interface ArmedKillDeps {
+  readonly native: NativeEvents;
+  /** The host door the signaller reads cgroup.procs and /proc through. */
+  readonly fs: HostFs;
+  readonly handles: ProcessHandles;
+  /** The shared word (index 0) that says which plan may fire (kill-protocol.ts). */
+  readonly control: Int32Array;
+  /** The main thread's wake-up eventfd (it owns it): written after each message it sends. */
+  readonly wake: EventFd;
+  readonly post: (message: FromThread) => void;
+  /** The next message from the main thread, undefined when there is none. */
+  readonly receive: () => ToThread | undefined;
+  /** The monotonic clock, in nanoseconds (process.hrtime). */
+  readonly nowNs: () => bigint;
+  /** The `dev:ino` of the file at a path now, null when there is none (the node lock's check). */
+  readonly fileId: (path: string) => string | null;
+}
+
+const WAKE_TOKEN = 0;
+const MAX_EVENTS = 8;
+// memory.stat of a cgroup is a few dozen lines; usage_in_bytes one number.
+const STAT_BUFFER_BYTES = 8192;
+const USAGE_BUFFER_BYTES = 64;
+
+interface Watch {
+  readonly description: string;
+  readonly role: WatchRole;
+  readonly fd: EventFd;
+}
+
+/** A threshold of the installed plan, with the descriptors it is confirmed through. */
+interface InstalledThreshold extends ThreadThreshold {
+  readonly usageFd: FileFd;
+  readonly statFd: FileFd;
+}
+
+interface Installed {
+  readonly generation: number;
+  readonly plan: ThreadPlan;
+  readonly thresholds: ReadonlyMap<string, InstalledThreshold>;
+  readonly victimUsageFd: FileFd;
+  readonly victimStatFd: FileFd;
+  readonly signaller: ProcessSignaller;
+}
+
+const decoder = new TextDecoder();
+
+export class ArmedKill {
+  private readonly epoll: EpollFd;
+  private readonly watches = new Map<number, Watch>();
+  private nextToken = WAKE_TOKEN + 1;
+  private installed: Installed | null = null;
+  /** Kept-open files by path, shared by the plans that read them (the node's files never change). */
+  private readonly files = new Map<string, FileFd>();
+  private readonly statBuffer = new Uint8Array(STAT_BUFFER_BYTES);
+  private readonly usageBuffer = new Uint8Array(USAGE_BUFFER_BYTES);
+  private stopped = false;
+
+  constructor(private readonly deps: ArmedKillDeps) {
+    this.epoll = deps.native.createEpoll();
+    try {
+      deps.native.addToEpoll(this.epoll, deps.wake, EPOLLIN, WAKE_TOKEN);
+    } catch (error) {
+      deps.native.close(this.epoll);
+      throw error;
+    }
+  }
+
+  /**
+   * One turn: waits (blocking this thread, at most `timeoutMs`) for the kernel or the main thread,
+   * acts on the kernel's events first, then on the main thread's messages. False once stopped, with
+   * every descriptor it owns closed.
+   */
+  step(timeoutMs: number): boolean {
+    if (this.stopped) return false;
+    let ready;
+    try {
+      ready = this.deps.native.waitEpollBlocking(this.epoll, MAX_EVENTS, timeoutMs);
+    } catch (error) {
+      this.deps.post({ kind: 'error', message: `epoll_wait failed; the kill path stops: ${errorMessage(error)}` });
+      this.close();
+      return false;
+    }
+    const wokeAtNs = this.deps.nowNs();
+    for (const event of ready) {
+      if (event.token === WAKE_TOKEN) {
+        this.deps.native.readEventFd(this.deps.wake);
+        continue;
+      }
+      const watch = this.watches.get(event.token);
+      if (watch !== undefined) this.guarded(() => this.woken(watch, wokeAtNs));
+    }
+    for (let message = this.deps.receive(); message !== undefined; message = this.deps.receive()) this.guarded(() => this.apply(message));
+    if (this.stopped) this.close();
+    return !this.stopped;
+  }
+
+  private guarded(work: () => void): void {
+    try {
+      work();
+    } catch (error) {
+      this.deps.post({ kind: 'error', message: errorMessage(error) });
+    }
+  }
+
+  private apply(message: ToThread): void {
+    switch (message.kind) {
+      case 'plan':
+        this.install(message.generation, message.plan);
+        return;
+      case 'watch':
+        this.watch(message.description, message.role, message.eventFd as EventFd);
+        // Usage was past the point once registered: the kernel will not signal it, so it is confirmed now.
+        if (message.passed) this.confirm(message.description, this.deps.nowNs());
+        return;
+      case 'unwatch':
+        for (const [token, watch] of this.watches) if (watch.description === message.description && watch.role === message.role) this.unwatch(token);
+        return;
+      case 'stop':
+        this.stopped = true;
+        return;
+    }
+  }
+
+  private watch(description: string, role: WatchRole, fd: EventFd): void {
+    const token = this.nextToken++;
+    try {
+      this.deps.native.addToEpoll(this.epoll, fd, EPOLLIN, token);
+    } catch (error) {
+      this.deps.native.close(fd);
+      throw error;
+    }
+    // The new registration is in the set before the old one goes: no moment unwatched.
+    for (const [other, watch] of this.watches) if (watch.description === description && watch.role === role) this.unwatch(other);
+    this.watches.set(token, { description, role, fd });
+  }
+
+  private unwatch(token: number): void {
+    const watch = this.watches.get(token);
+    if (watch === undefined) return;
+    this.watches.delete(token);
+    this.quietly(() => this.deps.native.removeFromEpoll(this.epoll, watch.fd));
+    this.quietly(() => this.deps.native.close(watch.fd));
+  }
+
+  // Opens what the plan reads (reusing what is open), closes what no plan reads any more, then
+  // makes the plan the armed one, unless the main thread took it back or moved on meanwhile.
+  private install(generation: number, plan: ThreadPlan): void {
+    const thresholds = new Map<string, InstalledThreshold>();
+    for (const threshold of plan.thresholds) thresholds.set(threshold.description, { ...threshold, usageFd: this.file(threshold.usagePath), statFd: this.file(threshold.statPath) });
+    const victimUsagePath = `${plan.podDir}/memory.usage_in_bytes`;
+    const victimStatPath = `${plan.podDir}/memory.stat`;
+    const installed: Installed = {
+      generation,
+      plan,
+      thresholds,
+      victimUsageFd: this.file(victimUsagePath),
+      victimStatFd: this.file(victimStatPath),
+      signaller: ProcessSignaller.at(plan.place, this.deps.fs, this.deps.handles),
+    };
+    const used = new Set([victimUsagePath, victimStatPath, ...plan.thresholds.flatMap((t) => [t.usagePath, t.statPath])]);
+    for (const [path, fd] of this.files) {
+      if (used.has(path)) continue;
+      this.files.delete(path);
+      this.quietly(() => this.deps.native.close(fd));
+    }
+    this.installed = installed;
+    const { control } = this.deps;
+    for (;;) {
+      const word = Atomics.load(control, 0);
+      const state = stateOf(word);
+      // Armed in the place of the plan armed before (which could fire until now), or of none.
+      const replaces = (state === KillState.pending && generationOf(word) === generation) || (state === KillState.armed && generationOf(word) !== generation);
+      if (!replaces) return;
+      if (Atomics.compareExchange(control, 0, word, controlWord(generation, KillState.armed)) === word) return;
+    }
+  }
+
+  private file(path: string): FileFd {
+    let fd = this.files.get(path);
+    if (fd === undefined) {
+      fd = this.deps.native.openFile(path, 'read');
+      this.files.set(path, fd);
+    }
+    return fd;
+  }
+
+  private woken(watch: Watch, wokeAtNs: bigint): void {
+    // The counter accumulates (crossings both ways): read to reset it, every time.
+    this.deps.native.readEventFd(watch.fd);
+    if (watch.role === 'wake') this.confirm(watch.description, wokeAtNs);
+    this.deps.post({ kind: 'crossed', description: watch.description, role: watch.role });
+  }
+
+  // A crossing of a wake point: fire when the plan is armed, the working set is past the threshold,
+  // and nothing says the victim may no longer be the engine's choice.
+  private confirm(description: string, wokeAtNs: bigint): void {
+    const installed = this.installed;
+    if (installed === null) return;
+    const { control } = this.deps;
+    const armedWord = controlWord(installed.generation, KillState.armed);
+    if (Atomics.load(control, 0) !== armedWord) return;
+    const threshold = installed.thresholds.get(description);
+    if (threshold === undefined) return;
+    // The kernel signals crossings both ways: below the point, this one was downwards.
+    const usageBytes = this.counter(threshold.usageFd);
+    if (usageBytes === null || usageBytes < threshold.wakeUsageBytes) return;
+    const workingSet = this.workingSet(usageBytes, threshold.statFd);
+    if (workingSet === null || workingSet <= threshold.workingSetLimitBytes) return;
+    const distrust = this.distrust(installed, threshold, workingSet);
+    if (distrust !== null) {
+      this.deps.post({ kind: 'declined', generation: installed.generation, description, reason: distrust });
+      return;
+    }
+    if (Atomics.compareExchange(control, 0, armedWord, controlWord(installed.generation, KillState.fired)) !== armedWord) return;
+    const issuedAtNs = this.deps.nowNs();
+    const { plan } = installed;
+    const outcome = installed.signaller.signalTrees(plan.containers, plan.signal, new Set(), { release: plan.signal === 'SIGKILL' });
+    this.deps.post({
+      kind: 'fired',
+      generation: installed.generation,
+      description,
+      usageBytes,
+      workingSetBytes: workingSet,
+      wokeAtNs,
+      issuedAtNs,
+      signalled: outcome.signalled,
+      refusals: outcome.refusals,
+    });
+    // The report is queued: a main thread waiting on the word may take it now.
+    Atomics.store(control, 0, controlWord(installed.generation, KillState.reported));
+    Atomics.notify(control, 0);
+  }
+
+  /**
+   * Why the plan cannot be carried out on this reading, or null. The victim ranked first when the
+   * plan was made, ahead of every other pod by at least `leadBytes` of working set; the cgroup's
+   * working set has grown by `growth` since. Unless that growth is below the lead, the victim's own
+   * is read: what the others can have gained is the rest (memory other pods freed meanwhile is not
+   * seen here; a pod that goes away is a pod change, on which the main thread ranks again). Then
+   * the node lock: the file this agent held when the plan was armed must still be the lock file.
+   */
+  private distrust(installed: Installed, threshold: InstalledThreshold, workingSet: bigint): string | null {
+    const { plan } = installed;
+    const lead = plan.leadBytes;
+    const growth = workingSet - threshold.rankedWorkingSetBytes;
+    if (lead !== null && growth >= lead) {
+      const victimUsage = this.counter(installed.victimUsageFd);
+      const victim = victimUsage === null ? null : this.workingSet(victimUsage, installed.victimStatFd);
+      if (victim === null) return `the working set of ${plan.victim.key} cannot be read`;
+      const change = victim - plan.victimWorkingSetBytes;
+      if (plan.victimShrinkAllowanceBytes !== null && -change >= plan.victimShrinkAllowanceBytes) return `${plan.victim.key} fell back to its memory request since it was ranked`;
+      const others = growth - change;
+      const shrink = change < 0n ? -change : 0n;
+      if (others + shrink >= lead) return `the working set beside ${plan.victim.key} grew by ${others} bytes since it was ranked, not less than its lead of ${lead} bytes over the next pod`;
+    }
+    if (plan.lock !== null && this.deps.fileId(plan.lock.path) !== plan.lock.fileId) return `the node lock file ${plan.lock.path} is not the one this agent locked`;
+    return null;
+  }
+
+  private counter(fd: FileFd): bigint | null {
+    try {
+      const read = this.deps.native.readFromStart(fd, this.usageBuffer);
+      return parseCounter(decoder.decode(this.usageBuffer.subarray(0, read))) ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  // The working set as the observer computes it (cAdvisor): usage less the hierarchical inactive file pages.
+  private workingSet(usageBytes: bigint, statFd: FileFd): bigint | null {
+    try {
+      const read = this.deps.native.readFromStart(statFd, this.statBuffer);
+      const inactive = memoryStatValue(decoder.decode(this.statBuffer.subarray(0, read)), inactiveFileKey('v1'));
+      return workingSetBytes(usageBytes, inactive ?? 0n);
+    } catch {
+      return null;
+    }
+  }
+
+  private close(): void {
+    for (const token of [...this.watches.keys()]) this.unwatch(token);
+    for (const fd of this.files.values()) this.quietly(() => this.deps.native.close(fd));
+    this.files.clear();
+    this.installed = null;
+    this.quietly(() => this.deps.native.close(this.epoll));
+    this.stopped = true;
+  }
+
+  private quietly(work: () => void): void {
+    try {
+      work();
+    } catch {
+      // Closing a descriptor already gone: nothing is held either way.
+    }
+  }
+}
