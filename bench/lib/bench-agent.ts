@@ -11,7 +11,7 @@ import type { Pod } from '../../src/api/pod.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { startAgent, type RunningAgent } from '../../src/daemon/agent.js';
 import type { SyncTrigger } from '../../src/daemon/eviction-loop.js';
-import type { LocalTerminator, MemoryThresholdNotifier, PodActions } from '../../src/daemon/ports.js';
+import type { KillPath, LocalTerminator, MemoryThresholdNotifier, PodActions } from '../../src/daemon/ports.js';
 import { kubeconfigFor, type ApiStandIn } from '../../src/demo/api-stand-in.js';
 import type { SynchronizeResult } from '../../src/eviction/types.js';
 import type { ClusterViewHandle } from '../../src/kube/cluster-view.js';
@@ -35,7 +35,12 @@ export interface AgentHooks {
   decided?(result: SynchronizeResult, trigger: SyncTrigger, atNs: bigint): void;
   /** A memory notification's shortcut evicted this pod (called after its kill was issued). */
   shortcut?(pod: Pod, atNs: bigint): void;
-  terminating?(pod: Pod, atNs: bigint): void;
+  /**
+   * The pod's processes are about to be signalled: by local termination, or, `byKillPath`, by the
+   * kill path's thread, whose confirming reading of the node's usage it gives (the hook runs later,
+   * on the main thread).
+   */
+  terminating?(pod: Pod, atNs: bigint, byKillPath?: { readonly usageBytes: bigint }): void;
   /** A DELETE or an Eviction is about to be sent to the API server. */
   requesting?(pod: Pod, atNs: bigint): void;
 }
@@ -113,7 +118,31 @@ export async function startBenchAgent(options: {
       hooks().terminating?.(pod, nowNs());
       return adapters.terminator.terminate(pod, gracePeriodMs);
     },
+    adopt: (pod, gracePeriodMs) => adapters.terminator.adopt?.(pod, gracePeriodMs),
+    release: (uid) => adapters.terminator.release?.(uid),
   };
+  // The kill path's kills are stamped by its thread: when the kernel woke it, when its signals went out.
+  const adaptersKillPath = adapters.killPath;
+  const killPath: KillPath | undefined =
+    adaptersKillPath === undefined
+      ? undefined
+      : {
+          start: (onReport) =>
+            adaptersKillPath.start((report) => {
+              if (report.kind === 'killed') {
+                hooks().notified?.(report.wokeAtNs);
+                hooks().terminating?.(report.plan.victim, report.issuedAtNs, { usageBytes: report.usageBytes });
+              }
+              onReport(report);
+            }),
+          arm: (plan) => adaptersKillPath.arm(plan),
+          disarm: () => adaptersKillPath.disarm(),
+          collect: () => adaptersKillPath.collect(),
+          get armed() {
+            return adaptersKillPath.armed;
+          },
+          stop: () => adaptersKillPath.stop(),
+        };
   const actions: PodActions = {
     getPod: (namespace, name) => inner.getPod(namespace, name),
     evictPod: (pod, grace) => {
@@ -137,6 +166,7 @@ export async function startBenchAgent(options: {
       observer: adapters.observer,
       notifier,
       terminator,
+      ...(killPath === undefined ? {} : { killPath }),
       hostIdentity: thisHostIdentity(),
       clock: systemClock,
       logger: silentLogger,

@@ -6,10 +6,10 @@
 import { join } from 'node:path';
 import type { Clock } from '../../src/api/clock.js';
 import type { Logger } from '../../src/api/logger.js';
-import { hostNotifier, hostTerminator } from '../../src/compose/node-side.js';
+import { hostKillPath, hostNotifier, hostTerminator } from '../../src/compose/node-side.js';
 import { parseConfigText } from '../../src/config/load.js';
 import type { LoadedConfig } from '../../src/config/types.js';
-import type { LocalTerminator, MemoryThresholdNotifier } from '../../src/daemon/ports.js';
+import type { KillPath, LocalTerminator, MemoryThresholdNotifier } from '../../src/daemon/ports.js';
 import type { HostFs } from '../../src/host/host-fs.js';
 import { createCgroupObserver, type CgroupObserver, type CgroupObserverContext } from '../../src/observe/cgroup-observer.js';
 import { BenchCgroup } from './bench-cgroup.js';
@@ -18,6 +18,8 @@ export interface NodeAdapters {
   readonly observer: CgroupObserver;
   readonly notifier: MemoryThresholdNotifier;
   readonly terminator: LocalTerminator;
+  /** The kill path, with the memcg v1 notifier (as `run` wires it). */
+  readonly killPath?: KillPath;
 }
 
 /**
@@ -67,6 +69,9 @@ export class BenchNode {
   }): NodeAdapters {
     const config = sandboxNodeConfig(options.scratchDir, options.notifierMode);
     const context = { nodeName: options.nodeName, nodeCgroup: this.name, clock: options.clock, logger: options.logger };
+    const notifier = hostNotifier(config, context);
+    const terminator = hostTerminator(config, context);
+    const killPath = hostKillPath(config, context, notifier, terminator);
     return {
       observer: createCgroupObserver(config.agent.observe, {
         ...context,
@@ -74,8 +79,9 @@ export class BenchNode {
         ...(options.hostFs === undefined ? {} : { hostFs: options.hostFs }),
         ...options.observer,
       }),
-      notifier: hostNotifier(config, context),
-      terminator: hostTerminator(config, context),
+      notifier,
+      terminator,
+      ...(killPath === undefined ? {} : { killPath }),
     };
   }
 

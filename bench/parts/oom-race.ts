@@ -248,8 +248,9 @@ async function raceOnce(v: VariantNode, standIn: ApiStandIn, cell: Cell, run: nu
     };
     const armed = agent !== null && 'armedThresholds' in agent.notifier ? (agent.notifier as MemcgV1Notifier).armedThresholds()[0] : undefined;
     const hooks: BenchAgent['hooks'] = {
+      // The first wake-up: the kill path's thread's or the main thread's, reported in either order.
       notified: (atNs) => {
-        if (marks.notifiedNs === null && atNs >= goNs) marks.notifiedNs = atNs;
+        if (atNs >= goNs && (marks.notifiedNs === null || atNs < marks.notifiedNs)) marks.notifiedNs = atNs;
       },
       decided: (result, trigger, atNs) => {
         if (atNs < goNs) return;
@@ -261,10 +262,12 @@ async function raceOnce(v: VariantNode, standIn: ApiStandIn, cell: Cell, run: nu
           evicting: result.evictions.some((e) => e.pod.metadata.uid === uid),
         });
       },
-      terminating: (p, atNs) => {
+      terminating: (p, atNs, byKillPath) => {
         if (p.metadata.uid !== uid || marks.terminatingNs !== null) return;
         marks.terminatingNs = atNs;
-        noteKill();
+        // The kill path's thread read the usage right before its signals, as the reference does.
+        if (byKillPath !== undefined) marks.usageAtKillBytes ??= Number(byKillPath.usageBytes);
+        else noteKill();
       },
       requesting: (p, atNs) => {
         if (p.metadata.uid === uid && marks.requestingNs === null) marks.requestingNs = atNs;

@@ -14,6 +14,7 @@
 
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { AllocatorProcess } from '../lib/allocator.js';
 import { startBenchAgent, type AgentVariant, type BenchAgent } from '../lib/bench-agent.js';
 import { BenchCgroup, cgroupV1Unavailable } from '../lib/bench-cgroup.js';
@@ -61,9 +62,11 @@ export interface LatencySample {
   readonly toTermination: number | null;
   readonly toApiRequest: number | null;
   readonly toGone: number | null;
+  /** The kill went out from the kill path's thread (absent in results recorded before it existed). */
+  readonly byKillPath?: boolean;
 }
 
-export type LatencyStage = keyof LatencySample;
+export type LatencyStage = Exclude<keyof LatencySample, 'byKillPath'>;
 
 export type ScenarioKey = 'idle-110' | 'busy-110' | 'idle-1000' | 'busy-1000';
 
@@ -82,8 +85,10 @@ export interface LatencyScenario {
   readonly stages: Readonly<Record<LatencyStage, Distribution | null>>;
   /** notification → local termination, inside the agent. */
   readonly notifiedToTermination: Distribution | null;
-  /** Kills issued by the memory shortcut (the rest by a full pass). */
+  /** Kills issued by the memory shortcut or the kill path (the rest by a full pass). */
   readonly shortcutKills: number;
+  /** Of those, the kill path's, from its own thread (absent in results recorded before it existed). */
+  readonly killPathKills?: number;
   /** The 1-minute load average when the scenario's first iteration started. */
   readonly loadAverage: number;
   /** The C reference killer, run alternately with the agent in the same scenario (absent in results recorded before it existed). */
@@ -176,14 +181,14 @@ async function startBusyProcesses(count: number, nice: number): Promise<() => Pr
   };
 }
 
-async function iteration(agent: BenchAgent, node: BenchNode, standIn: ApiStandIn, nodeName: string, index: number): Promise<LatencySample> {
+async function iteration(agent: BenchAgent, node: BenchNode, standIn: ApiStandIn, nodeName: string, index: number, markPath: string): Promise<LatencySample> {
   const name = `step-${index}`;
   const pod = standIn.createPod(benchPod({ name, nodeName, memoryRequest: '16Mi' }));
   const uid = pod.metadata.uid ?? '';
   let child: SteppingChild | null = null;
   let stopKubelet = (): void => undefined;
   try {
-    child = await SteppingChild.start(node.cgroup, containerCgroup(pod), node.cgroup.path);
+    child = await SteppingChild.start(node.cgroup, containerCgroup(pod), node.cgroup.path, markPath);
     await agent.waitForPod(uid, true);
     const notifier = agent.notifier as MemcgV1Notifier;
     let armed = notifier.armedThresholds()[0];
@@ -193,14 +198,16 @@ async function iteration(agent: BenchAgent, node: BenchNode, standIn: ApiStandIn
     }
     if (armed === undefined) throw new Error('no memory threshold armed');
 
-    const marks = { notified: [] as bigint[], shortcutNs: null as bigint | null, terminatingNs: null as bigint | null, requestingNs: null as bigint | null };
+    const marks = { notified: [] as bigint[], shortcutNs: null as bigint | null, terminatingNs: null as bigint | null, byKillPath: false, requestingNs: null as bigint | null };
     agent.hooks = {
       notified: (atNs) => marks.notified.push(atNs),
       shortcut: (p, atNs) => {
         if (p.metadata.uid === uid) marks.shortcutNs ??= atNs;
       },
-      terminating: (p, atNs) => {
-        if (p.metadata.uid === uid) marks.terminatingNs ??= atNs;
+      terminating: (p, atNs, byKillPath) => {
+        if (p.metadata.uid !== uid || marks.terminatingNs !== null) return;
+        marks.terminatingNs = atNs;
+        marks.byKillPath = byKillPath !== undefined;
       },
       requesting: (p, atNs) => {
         if (p.metadata.uid === uid) marks.requestingNs ??= atNs;
@@ -214,8 +221,11 @@ async function iteration(agent: BenchAgent, node: BenchNode, standIn: ApiStandIn
     for (let i = 0; i < 100 && marks.requestingNs === null; i++) await new Promise((resolve) => setTimeout(resolve, 5));
     if (crossedNs === null) throw new Error('the stepping pod died before it reported its crossing');
     const since = (ns: bigint | null | undefined): number | null => (ns === null || ns === undefined ? null : Number(ns - crossedNs) / 1e6);
+    // The first wake-up after the crossing: the kill path's thread's, or the main thread's (reported in either order).
+    const notifiedNs = marks.notified.filter((ns) => ns >= crossedNs).reduce<bigint | null>((first, ns) => (first === null || ns < first ? ns : first), null);
     return {
-      toNotified: since(marks.notified.find((ns) => ns >= crossedNs)),
+      byKillPath: marks.byKillPath,
+      toNotified: since(notifiedNs),
       toShortcut: since(marks.shortcutNs),
       toTermination: since(marks.terminatingNs),
       toApiRequest: since(marks.requestingNs),
@@ -278,13 +288,13 @@ class ReferenceNode {
 }
 
 /** One reaction of the reference killer: the agent's threshold (memory.available 256Mi) on its node, crossed the same way. */
-async function referenceIteration(reference: ReferenceNode, index: number): Promise<ReferenceSample> {
+async function referenceIteration(reference: ReferenceNode, index: number, markPath: string): Promise<ReferenceSample> {
   const uid = syntheticUid(100_000 + index);
   const relative = `${podCgroup(uid)}/main`;
   const { node, killer } = reference;
   let child: SteppingChild | null = null;
   try {
-    child = await SteppingChild.start(node.cgroup, relative, node.cgroup.path);
+    child = await SteppingChild.start(node.cgroup, relative, node.cgroup.path, markPath);
     // The usage at which memory.available (capacity − working set) drops below the threshold.
     const usageBytes = BigInt(LIMIT_BYTES - THRESHOLD_BYTES) + node.inactiveFileBytes();
     await killer.arm(usageBytes, node.cgroup.resolve(relative));
@@ -312,7 +322,7 @@ class ReferenceRun {
   async run(reference: ReferenceNode, index: number, key: ScenarioKey, context: PartContext): Promise<void> {
     throwIfInterrupted();
     try {
-      const sample = await referenceIteration(reference, index);
+      const sample = await referenceIteration(reference, index, join(context.scratchDir, 'stepping-mark'));
       this.samples.push(sample);
       context.progress.note(`${key}, reference: crossing -> notified ${fmt(sample.toNotified)} ms, -> kill ${fmt(sample.toTermination)} ms`);
     } catch (err) {
@@ -347,7 +357,7 @@ class ScenarioRun {
     this.loadAverage ??= loadavg()[0] ?? 0;
     const [done, total] = step();
     try {
-      const sample = await iteration(agent, node, standIn, nodeName, index);
+      const sample = await iteration(agent, node, standIn, nodeName, index, join(context.scratchDir, 'stepping-mark'));
       this.samples.push(sample);
       context.progress.step(done, total, `${this.key}: crossing -> notified ${fmt(sample.toNotified)} ms, -> local kill ${fmt(sample.toTermination)} ms, -> API ${fmt(sample.toApiRequest)} ms, -> gone ${fmt(sample.toGone)} ms`);
     } catch (err) {
@@ -372,6 +382,7 @@ class ScenarioRun {
       stages: { toNotified: stage('toNotified'), toShortcut: stage('toShortcut'), toTermination: stage('toTermination'), toApiRequest: stage('toApiRequest'), toGone: stage('toGone') },
       notifiedToTermination: distribution(inAgent),
       shortcutKills: this.samples.filter((s) => s.toShortcut !== null).length,
+      killPathKills: this.samples.filter((s) => s.byKillPath === true).length,
       loadAverage: this.loadAverage ?? 0,
       ...(this.reference.samples.length + this.reference.failures.length > 0 ? { reference: this.reference.result() } : {}),
     };
@@ -381,7 +392,7 @@ class ScenarioRun {
 // The notifier alone, as bench/notifier-latency.ts measures it: a threshold armed 2 MiB above the
 // current usage, crossed by the stepping child, over and over. The fake clock only lets each
 // re-arm through the kubelet's 10 s re-arm interval.
-async function notifierAlone(crossings: number, progress: PartContext['progress']): Promise<ReactionLatencyData['notifierAlone']> {
+async function notifierAlone(crossings: number, progress: PartContext['progress'], markPath: string): Promise<ReactionLatencyData['notifierAlone']> {
   const sandbox = BenchCgroup.create('notifier', 2048n * BigInt(MiB));
   const clock = new FakeClock();
   const notifier = createMemoryThresholdNotifier(notifierSettings({ mode: 'memcg-v1' }), { cgroupRoot: '/sys/fs/cgroup', nodeCgroup: sandbox.name, podCgroupRoot: `${sandbox.name}/kubepods`, procRoot: '/proc', clock, logger: silentLogger }) as MemcgV1Notifier;
@@ -389,7 +400,7 @@ async function notifierAlone(crossings: number, progress: PartContext['progress'
   const latenciesMs: number[] = [];
   const armingMs: number[] = [];
   try {
-    const child = await SteppingChild.start(sandbox, 'stepper', sandbox.path);
+    const child = await SteppingChild.start(sandbox, 'stepper', sandbox.path, markPath);
     let onCallback: ((ns: bigint) => void) | null = null;
     notifier.start(() => {
       const calledNs = process.hrtime.bigint();
@@ -490,7 +501,7 @@ export const reactionLatencyPart: BenchPart<ReactionLatencyData> = {
     return {
       scenarios: scenarios.map((s) => s.result()),
       ...(referenceSkipped === null ? {} : { referenceSkipped }),
-      notifierAlone: await notifierAlone(crossingsFor(context.quick), context.progress),
+      notifierAlone: await notifierAlone(crossingsFor(context.quick), context.progress, join(context.scratchDir, 'stepping-mark')),
     };
   },
 };

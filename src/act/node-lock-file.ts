@@ -72,6 +72,7 @@ export function createNodeLockFile(directory: string, locks: FileLocks = createL
 
   return {
     directory,
+    path: lockPath,
     tryAcquire() {
       if (fd !== null) return true;
       mkdirSync(directory, { recursive: true, mode: 0o700 });

@@ -6,11 +6,12 @@ import { releaseFreedMemory } from '../act/own-memory.js';
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import { startAgent, type AgentDeps, type AgentOptions, type RunningAgent } from '../daemon/agent.js';
+import type { KillPath, LocalTerminator, MemoryThresholdNotifier } from '../daemon/ports.js';
 import { connect, type KubeClient } from '../kube/index.js';
 import { createSharedEpollLoop } from '../notifier/shared-epoll-loop.js';
 import type { AgentInstance } from '../daemon/node-lock-gate.js';
 import { hostNodeLock, reportLockSharing, thisAgentInstance } from './node-lock.js';
-import { hostIdentity, hostNotifier, hostObserver, hostOomKillWatcher, hostPsiSource, hostTerminator, type NodeSide } from './node-side.js';
+import { hostIdentity, hostKillPath, hostNotifier, hostObserver, hostOomKillWatcher, hostPsiSource, hostTerminator, type NodeSide, type NodeSideContext } from './node-side.js';
 
 /** Where the API server is: a kubeconfig file, or a kubeconfig document (a cluster started in this process). */
 export interface ClusterTarget {
@@ -47,6 +48,15 @@ export interface AgentPlan extends AgentOptions {
   readonly nodeLock?: { readonly directory: string; readonly self?: AgentInstance } | null;
 }
 
+// The stand-in's terminator, or the host's, and with the host's, on a memcg v1 node, the kill path.
+function terminatorOf(plan: AgentPlan, context: NodeSideContext, notifier: MemoryThresholdNotifier): { terminator: LocalTerminator; killPath?: KillPath } {
+  const given = plan.nodeSide?.terminator;
+  if (given !== undefined) return { terminator: given };
+  const terminator = hostTerminator(plan.config, context);
+  const killPath = hostKillPath(plan.config, context, notifier, terminator);
+  return killPath === undefined ? { terminator } : { terminator, killPath };
+}
+
 /** Connects, wires and starts the agent; resolves once it is running. */
 export async function startNodeAgent(plan: AgentPlan): Promise<RunningAgent> {
   const { config, nodeName, clock, logger } = plan;
@@ -59,6 +69,7 @@ export async function startNodeAgent(plan: AgentPlan): Promise<RunningAgent> {
   const context = { nodeName, clock, logger, epollLoop: createSharedEpollLoop(logger), node: () => cluster.node(), ...(plan.nodeCgroup === undefined ? {} : { nodeCgroup: plan.nodeCgroup }) };
   const lockDirectory = plan.nodeLock === undefined ? (plan.nodeSide === undefined ? config.agent.nodeLock.directory : '') : (plan.nodeLock?.directory ?? '');
   const lock = hostNodeLock(config, lockDirectory);
+  const notifier = plan.nodeSide?.notifier ?? hostNotifier(config, context);
   const deps: AgentDeps = {
     cluster,
     actions: client.podActions(),
@@ -66,10 +77,10 @@ export async function startNodeAgent(plan: AgentPlan): Promise<RunningAgent> {
     owners: client.ownerLookup(),
     nodeReporter: client.nodeReporter(),
     observer: plan.nodeSide?.observer ?? hostObserver(config, context),
-    notifier: plan.nodeSide?.notifier ?? hostNotifier(config, context),
+    notifier,
     // The host's kills are a stand-in node's business only when it says so.
     ...(plan.nodeSide === undefined ? { oomKills: hostOomKillWatcher(config, context) } : plan.nodeSide.oomKills === undefined ? {} : { oomKills: plan.nodeSide.oomKills }),
-    terminator: plan.nodeSide?.terminator ?? hostTerminator(config, context),
+    ...terminatorOf(plan, context, notifier),
     // The same cgroups as the notifier's: a stand-in node's sandbox cgroups, where it has them.
     psiSource: hostPsiSource(config, context),
     hostIdentity: plan.nodeSide?.identity ?? hostIdentity(config),

@@ -5,14 +5,15 @@
 // demo, the end-to-end tests and the benchmarks point it at a sandbox cgroup instead.
 
 import { posix } from 'node:path';
-import { createPodTerminator } from '../act/pod-terminator.js';
+import { ThreadedKillPath } from '../act/kill-path.js';
+import { createPodTerminator, type PodTerminator } from '../act/pod-terminator.js';
 import type { Clock } from '../api/clock.js';
 import type { HostIdentity } from '../api/host-identity.js';
 import type { Logger } from '../api/logger.js';
 import type { Node } from '../api/pod.js';
 import { parseQuantity, quantityValue } from '../api/quantity.js';
 import type { LoadedConfig } from '../config/types.js';
-import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver, OomKillWatcher } from '../daemon/ports.js';
+import type { KillPath, LocalTerminator, MemoryThresholdNotifier, NodeObserver, OomKillWatcher } from '../daemon/ports.js';
 import { nodeHostFs } from '../host/host-fs.js';
 import { readHostIdentity } from '../host/host-identity.js';
 import { resolvePodCgroupRoot } from '../host/pod-cgroup-locator.js';
@@ -126,8 +127,18 @@ export function hostOomKillCounts(config: LoadedConfig, context: NodeSideContext
   return readNodeOomKillCounts({ ...kernelCgroups(config, context), fs: nodeHostFs });
 }
 
-export function hostTerminator(config: LoadedConfig, context: NodeSideContext): LocalTerminator {
+export function hostTerminator(config: LoadedConfig, context: NodeSideContext): PodTerminator {
   return createPodTerminator(config.agent.observe, { clock: context.clock, logger: context.logger, ...nodeCgroupOf(context) });
+}
+
+/**
+ * The kill path on the host, beside the notifier whose mode it needs: the memcg v1 thresholds
+ * (cgroup.event_control) wake it. On any other mode there is none: the main thread answers.
+ */
+export function hostKillPath(config: LoadedConfig, context: NodeSideContext, notifier: MemoryThresholdNotifier, terminator: PodTerminator): KillPath | undefined {
+  if (notifier.mode !== 'memcg-v1') return undefined;
+  const { cgroupRoot, nodeCgroup, podCgroupRoot } = kernelCgroups(config, context);
+  return new ThreadedKillPath({ memoryMount: posix.join(cgroupRoot, 'memory'), nodeCgroup, podCgroupRoot, terminator, clock: context.clock, logger: context.logger });
 }
 
 function nodeCgroupOf(context: NodeSideContext): { nodeCgroup?: string } {

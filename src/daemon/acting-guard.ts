@@ -33,6 +33,10 @@ export function guardPorts(ports: GuardedPorts, refusal: Refusal, logger: Logger
     },
     terminator: {
       terminate: async (pod, graceMs) => (refused(`ending the processes of ${podKey(pod)}`) === null ? terminator.terminate(pod, graceMs) : { signalled: 0 }),
+      adopt: (pod, graceMs) => {
+        if (refused(`keeping the processes of ${podKey(pod)} ended`) === null) terminator.adopt?.(pod, graceMs);
+      },
+      release: (uid) => terminator.release?.(uid),
     },
     nodeReporter: {
       setConditions: async (conditions) => refused('writing node conditions') === null && nodeReporter.setConditions(conditions),

@@ -34,7 +34,7 @@ import { OutcomeReporter } from './outcome-reporter.js';
 import type { EvictionOutcome } from '../eviction/eviction-outcomes.js';
 import { PodStatsGuard } from './pod-stats-guard.js';
 import { PsiConditionReporter, type PsiConditionReporterSettings, type PsiSource } from './psi-condition-reporter.js';
-import type { ClusterView, EventRecorder, KernelOomKill, LocalTerminator, MemoryThresholdNotifier, NodeLockFile, NodeObserver, NodeReporter, OomKillWatcher, OwnerLookup, PodActions } from './ports.js';
+import type { ClusterView, EventRecorder, KernelOomKill, KillPath, LocalTerminator, MemoryThresholdNotifier, NodeLockFile, NodeObserver, NodeReporter, OomKillWatcher, OwnerLookup, PodActions } from './ports.js';
 import { Readiness } from './readiness.js';
 import { inForce, restartOnlyChanges } from './restart-only.js';
 import { TaintController } from './taint-controller.js';
@@ -87,6 +87,8 @@ export interface AgentDeps {
   readonly nodeLock?: { readonly lock: NodeLockFile; readonly self: AgentInstance; readonly pollIntervalMs?: number };
   /** The pods' cgroup's pressure files, for the PSI node conditions; without it they are unavailable. */
   readonly psiSource?: PsiSource;
+  /** The hard memory kill on a thread of its own, armed by the loop; without it the main thread answers every crossing. */
+  readonly killPath?: KillPath;
 }
 
 export interface RunningAgent {
@@ -237,7 +239,6 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
     logger: deps.logger,
     refusal,
   });
-  identity.onChange((allowed) => taints.setAllowed(allowed));
   // Nothing is evicted for a signal whose pods the agent cannot measure.
   const podStats = new PodStatsGuard({ events, logger: deps.logger });
   const outcomes = new OutcomeReporter(
@@ -265,6 +266,11 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
     onSync: async (result) => {
       await nodeStatus.report(result.nodeConditions, result.nowMs, stormGuard.taintHeld(result.nowMs));
     },
+    ...(deps.killPath === undefined ? {} : { killPath: deps.killPath, killPathLock: () => lock?.heldFile() ?? null }),
+  });
+  identity.onChange((allowed) => {
+    taints.setAllowed(allowed);
+    if (!allowed) loop.disarmKillPath('the Node is not this host');
   });
   return { identity, manager, executor, stormGuard, nodeStatus, psiConditions, taints, podStats, outcomes, loop, notifier: deps.notifier };
 }
@@ -273,6 +279,8 @@ function buildParts(options: AgentOptions, deps: AgentDeps, live: LiveConfig, me
 // What the node side and the endpoint were built from stays as it is (the reload names it as
 // requiring a restart); everything else is applied. Returns the restart-only fields that changed.
 function applyConfig(wanted: LoadedConfig, live: LiveConfig, parts: AgentParts, nodeName: string, metrics: AgentMetrics): string[] {
+  // Before anything changes (a dry run, local termination off): the pass that follows arms it again.
+  parts.loop.disarmKillPath('configuration reloaded');
   const restartFields = restartOnlyChanges(live.current, wanted);
   const next = inForce(live.current, wanted);
   live.current = next;

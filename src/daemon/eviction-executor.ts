@@ -24,7 +24,7 @@ import type { Eviction, SynchronizeResult } from '../eviction/types.js';
 import { BackgroundTasks } from './background-tasks.js';
 import type { EvictionStormGuard } from './eviction-storms.js';
 import type { AgentMetrics } from './metrics.js';
-import type { ClusterView, EventRecorder, EvictionOutcome, LocalTerminator, PodActions } from './ports.js';
+import type { ClusterView, EventRecorder, EvictionOutcome, LocalTermination, LocalTerminator, PodActions } from './ports.js';
 
 export interface ExecutorSettings {
   readonly nodeName: string;
@@ -67,6 +67,19 @@ export interface ExecutionReport {
 type Action = 'eviction-api' | 'delete';
 
 type Acted = Map<string, { readonly action: Action | 'local-termination'; readonly atMs: number }>;
+
+/** A pod whose processes the kill path already signalled (from `atMs`), and what it reported. */
+export interface EndedLocally {
+  readonly atMs: number;
+  readonly termination: LocalTermination;
+}
+
+export interface ExecuteOptions {
+  /** Only a hard (or local-storage) eviction goes ahead: evicted pods are still terminating. */
+  readonly hardOnly?: boolean;
+  /** The first eviction's pod was already ended locally by the kill path: the rest (requests, Events) follows. */
+  readonly endedLocally?: EndedLocally;
+}
 
 /** What the executor acts on: a synchronize pass's decision, or the memory shortcut's. */
 export type Decision = Pick<SynchronizeResult, 'nowMs' | 'reclaim' | 'evictions' | 'fallbacks'>;
@@ -172,6 +185,20 @@ export class EvictionExecutor {
     if (!this.settings.dryRun) this.recordPodEvent(pod, { type: 'Warning', reason: 'EvictionEscalated', message });
   }
 
+  /** Null while the agent may act now; else why not (its Node is not this host, another agent holds the node lock). */
+  refusal(): string | null {
+    return this.deps.refusal?.() ?? null;
+  }
+
+  /**
+   * Why the re-check right before acting would refuse to end `pod`'s processes now (gone, replaced,
+   * another node's, critical), or null: the check the kill path's victim passes when armed.
+   */
+  refusesLocalKill(pod: Pod): string | null {
+    const checked = this.recheck(pod, this.inWatch(pod));
+    return 'skip' in checked && checked.skip !== 'terminating' ? checked.message : null;
+  }
+
   /** The grace period a local kill of this eviction gives the pod's processes before SIGKILL. */
   localGracePeriodMs(eviction: Eviction): number {
     return this.settings.localTerminationGracePeriodMs ?? eviction.gracePeriodSeconds * 1000;
@@ -186,7 +213,7 @@ export class EvictionExecutor {
    * Acts on one synchronize result. `notifiedAtMs` is when the kernel notification that led to
    * this pass arrived (null for a housekeeping pass), for the reaction-latency metric.
    */
-  async execute(result: Decision, notifiedAtMs: number | null, options: { hardOnly?: boolean } = {}): Promise<ExecutionReport> {
+  async execute(result: Decision, notifiedAtMs: number | null, options: ExecuteOptions = {}): Promise<ExecutionReport> {
     const attempts: { pod: string; action: string; result: string; message?: string }[] = [];
     const evicted: Pod[] = [];
     // How and when each pod was acted on, by UID (the outcome timeline).
@@ -203,7 +230,7 @@ export class EvictionExecutor {
   private async executeEvictions(
     result: Decision,
     notifiedAtMs: number | null,
-    options: { hardOnly?: boolean },
+    options: ExecuteOptions,
     attempts: { pod: string; action: string; result: string; message?: string }[],
     evicted: Pod[],
     acted: Acted,
@@ -238,7 +265,7 @@ export class EvictionExecutor {
     }
     // Threshold pressure: one pod; a PodDisruptionBudget refusal moves on to the next in rank order.
     for (const eviction of [first, ...result.fallbacks]) {
-      const outcome = await this.evictOne(eviction, notifiedAtMs, attempts, acted);
+      const outcome = await this.evictOne(eviction, notifiedAtMs, attempts, acted, eviction === first ? options.endedLocally : undefined);
       if (outcome === 'accepted') evicted.push(eviction.pod);
       if (outcome === 'accepted' || outcome === 'dry-run') this.deps.stormGuard?.evicted(eviction, this.settings.dryRun);
       // In a dry run nothing is waited for: the decision is reported again at the next pass.
@@ -346,6 +373,7 @@ export class EvictionExecutor {
     notifiedAtMs: number | null,
     attempts: { pod: string; action: string; result: string; message?: string }[],
     acted: Acted,
+    ended?: EndedLocally,
   ): Promise<'accepted' | 'blocked' | 'gone' | 'failed' | 'skipped' | 'dry-run'> {
     const key = podKey(eviction.pod);
     const signal = signalLabel(eviction);
@@ -380,8 +408,8 @@ export class EvictionExecutor {
         note('local-termination', 'skipped', 'already ended; its deletion is being retried');
         return 'accepted';
       }
-      this.endLocally(eviction, notifiedAtMs, note);
-      acted.set(uid, { action: 'local-termination', atMs: this.deps.clock.nowMs() });
+      this.endLocally(eviction, notifiedAtMs, note, ended);
+      acted.set(uid, { action: 'local-termination', atMs: ended?.atMs ?? this.deps.clock.nowMs() });
       if ('skip' in cached) {
         // Already terminating: the API has nothing more to do; local termination sped it up.
         note(action, 'skipped', cached.message);
@@ -467,12 +495,14 @@ export class EvictionExecutor {
   }
 
   // The local kill: SIGTERM to the pod's processes (SIGKILL after the grace), synchronously up to
-  // the signals; what it reports is noted when the terminator answers.
-  private endLocally(eviction: Eviction, notifiedAtMs: number | null, note: Note): void {
+  // the signals; what it reports is noted when the terminator answers. A pod the kill path already
+  // signalled is handed to the terminator to be kept ended.
+  private endLocally(eviction: Eviction, notifiedAtMs: number | null, note: Note, already?: EndedLocally): void {
     const key = podKey(eviction.pod);
     const graceMs = this.localGracePeriodMs(eviction);
-    const ended = this.deps.terminator.terminate(eviction.pod, graceMs);
-    this.observeLatency(notifiedAtMs, 'local-termination');
+    if (already !== undefined) this.deps.terminator.adopt?.(eviction.pod, graceMs);
+    const ended = already === undefined ? this.deps.terminator.terminate(eviction.pod, graceMs) : Promise.resolve(already.termination);
+    this.observeLatency(notifiedAtMs, 'local-termination', already?.atMs);
     const signal = signalLabel(eviction);
     void ended.then(({ signalled, refused }) => {
       note('local-termination', refused !== undefined ? 'refused' : signalled > 0 ? 'accepted' : 'gone', refused);
@@ -550,8 +580,8 @@ export class EvictionExecutor {
     return actions.deletePod(eviction.pod, { gracePeriodSeconds: eviction.gracePeriodSeconds });
   }
 
-  private observeLatency(notifiedAtMs: number | null, action: string): void {
+  private observeLatency(notifiedAtMs: number | null, action: string, actedAtMs = this.deps.clock.nowMs()): void {
     if (notifiedAtMs === null) return;
-    this.deps.metrics.notificationToEviction.observe({ action }, Math.max(0, this.deps.clock.nowMs() - notifiedAtMs) / 1000);
+    this.deps.metrics.notificationToEviction.observe({ action }, Math.max(0, actedAtMs - notifiedAtMs) / 1000);
   }
 }

@@ -24,12 +24,14 @@ import { errorMessage } from '../errors.js';
 import type { EvictionManager } from '../eviction/manager.js';
 import type { Eviction, SynchronizeResult } from '../eviction/types.js';
 import type { DryRunReporter } from './dry-run-reporter.js';
-import type { EvictionExecutor } from './eviction-executor.js';
+import type { EndedLocally, EvictionExecutor } from './eviction-executor.js';
+import { KillPathArming } from './kill-path-arming.js';
 import { memoryShortcut } from './memory-shortcut.js';
 import type { AgentMetrics } from './metrics.js';
 import type { OutcomeReporter } from './outcome-reporter.js';
 import type { PodStatsGuard } from './pod-stats-guard.js';
-import type { ClusterView, MemoryThresholdNotifier, NodeObserver, NotifierEvent, Observation } from './ports.js';
+import type { HardMemoryPressure } from '../eviction/memory-shortcut.js';
+import type { ClusterView, KillPath, KillPathReport, MemoryThresholdNotifier, NodeObserver, NotifierEvent, Observation } from './ports.js';
 
 export type SyncTrigger = 'housekeeping' | 'notifier' | 'grace-period' | 'eviction-wait' | 'reload' | 'startup';
 
@@ -63,6 +65,10 @@ export interface LoopDeps {
   readonly outcomes?: OutcomeReporter;
   /** The thresholds the notifier arms, from the current configuration. */
   readonly thresholds: () => Parameters<MemoryThresholdNotifier['updateThresholds']>[1];
+  /** The hard memory kill armed ahead of the notification (kill-path-arming.ts); without it the shortcut answers. */
+  readonly killPath?: KillPath;
+  /** The node lock file the kill path checks at the signal; without it, none. */
+  readonly killPathLock?: () => { readonly path: string; readonly fileId: string } | null;
 }
 
 // The kubelet polls for pod cleanup every second.
@@ -130,17 +136,34 @@ export class EvictionLoop {
   /** Node status reporting, beside the loop: the one in flight, and the latest result waiting for it. */
   private reporting: Promise<void> | null = null;
   private toReport: { result: SynchronizeResult; trigger: SyncTrigger } | null = null;
+  /** What the kill path is armed with, and when (null without a kill path or a memory reader). */
+  private readonly arming: KillPathArming | null;
+  private cancelRearm: (() => void) | null = null;
+  private unsubscribePods: (() => void) | null = null;
 
   constructor(
     private settings: LoopSettings,
     private readonly deps: LoopDeps,
   ) {
     this.log = deps.logger.child({ component: 'eviction-loop' });
+    const { killPath, observer, manager, executor, cluster, podStats } = deps;
+    this.arming =
+      killPath === undefined || observer.memory === undefined
+        ? null
+        : new KillPathArming(
+            { killPath, manager, reader: observer.memory, executor, cluster, podStats, lockFile: deps.killPathLock ?? (() => null), logger: deps.logger },
+            { localKillInProgress: () => this.localKillInProgress(), candidates: () => this.memoryCandidates(deps.clock.nowMs()) },
+          );
   }
 
   updateSettings(settings: LoopSettings): void {
     this.settings = settings;
     this.wake('reload', null);
+  }
+
+  /** Takes the kill path's plan back at once (a reload, the Node no longer this host's); the next pass arms it again if it may. */
+  disarmKillPath(why: string): void {
+    if (this.arming !== null && !this.arming.disarm(why)) this.deps.killPath?.collect();
   }
 
   /** The node as the latest pass that observed it saw it (a reload judges new thresholds on it); null before one has. */
@@ -155,6 +178,12 @@ export class EvictionLoop {
 
   start(): void {
     if (this.running !== null) return;
+    this.deps.killPath?.start((report) => this.onKillPathReport(report));
+    // A pod added or changed may rank first: the plan is taken back now and made again.
+    if (this.arming !== null) this.unsubscribePods = this.deps.cluster.onPodChange(() => {
+      this.disarmKillPath('the pods changed');
+      this.scheduleRearm();
+    });
     this.deps.notifier.start((event) => this.onNotification(event));
     this.pendingTrigger = 'startup';
     this.running = this.run();
@@ -164,7 +193,10 @@ export class EvictionLoop {
   async stop(): Promise<void> {
     this.stopped = true;
     this.cancelGraceWake?.();
+    this.cancelRearm?.();
+    this.unsubscribePods?.();
     this.wakeController.abort();
+    await this.deps.killPath?.stop();
     await this.deps.notifier.stop();
     await this.running;
     await this.reporting;
@@ -179,7 +211,9 @@ export class EvictionLoop {
   }
 
   private onNotification(event: NotifierEvent): void {
-    // The shortcut first: everything else (the metric, the log line) comes after the kill.
+    // A kill the kill path made is taken in first: the shortcut then finds it in progress.
+    this.deps.killPath?.collect();
+    // The shortcut next: everything else (the metric, the log line) comes after the kill.
     this.shortcut(event.atMs);
     this.deps.metrics.notifierEvents.inc({ description: event.description });
     this.log.info('eviction manager: threshold crossed', { description: event.description });
@@ -196,26 +230,13 @@ export class EvictionLoop {
     if (!this.deps.podStats.memoryRankable) return;
     if (this.localKillInProgress()) return;
     this.shortcutRunning = true;
-    // A pod evicted for a hard threshold that has not freed its memory in time is not chosen again.
-    const stuck = this.stuckPods(clock.nowMs());
     try {
-      const outcome = memoryShortcut(manager, reader, activePods(cluster.pods()).filter((p) => !stuck.has(p.metadata.uid ?? podKey(p))));
-      if (outcome.kind === 'evict') {
-        const { eviction } = outcome;
-        // The kill happens inside this call, before its first await.
-        const decidedAtMs = clock.nowMs();
-        const executed = executor.execute({ nowMs: decidedAtMs, reclaim: outcome.reclaim, evictions: [eviction], fallbacks: [] }, notifiedAtMs);
-        this.awaitPods([eviction.pod], true, executor.localGracePeriodMs(eviction), { hard: true, signal: outcome.reclaim.threshold.signal });
-        this.reportEscalations(clock.nowMs(), stuck);
-        // The node reports the pressure the kill answered, as after a full pass that evicts.
-        manager.commitHardMemoryPressure(outcome.pressure, clock.nowMs());
-        void executed.then((report) => {
-          this.followUp(report, [eviction], outcome.reclaim.threshold, outcome.pressure.observations, notifiedAtMs, decidedAtMs);
-          for (const attempt of report.attempts) this.log.info('eviction attempt', { ...attempt, shortcut: true });
-          if (report.evicted.length === 0) this.awaiting?.pods.delete(eviction.pod.metadata.uid ?? podKey(eviction.pod));
-        });
-        this.log.info('memory shortcut: evicting', { pod: podKey(eviction.pod), workingSetsRead: outcome.workingSetsRead });
-        this.deps.onShortcut?.(eviction);
+      const outcome = memoryShortcut(manager, reader, this.memoryCandidates(clock.nowMs()));
+      // The kill path must not fire while the main thread acts; when it already has, its kill stands for this one.
+      if (outcome.kind === 'evict' && this.arming !== null && !this.arming.disarm('the memory shortcut acts')) this.deps.killPath?.collect();
+      else if (outcome.kind === 'evict') {
+        this.actOnHardMemory(outcome.pressure, outcome.eviction, notifiedAtMs, clock.nowMs());
+        this.log.info('memory shortcut: evicting', { pod: podKey(outcome.eviction.pod), workingSetsRead: outcome.workingSetsRead });
       }
       // Re-armed from the fresh figures, after the kill.
       notifier.updateThresholds(outcome.node, this.deps.thresholds());
@@ -224,6 +245,76 @@ export class EvictionLoop {
     } finally {
       this.shortcutRunning = false;
     }
+  }
+
+  // A hard memory eviction decided between passes (the shortcut's, or the kill path's, whose kill is
+  // `ended`): the pod is ended locally (or handed over, already ended), the requests follow beside
+  // the loop, and the node reports the pressure the kill answered, as after a pass that evicts.
+  private actOnHardMemory(pressure: HardMemoryPressure, eviction: Eviction, notifiedAtMs: number, decidedAtMs: number, ended?: EndedLocally): void {
+    const { executor, manager, clock } = this.deps;
+    const stuck = this.stuckPods(clock.nowMs());
+    // The kill happens inside this call, before its first await.
+    const executed = executor.execute({ nowMs: decidedAtMs, reclaim: pressure.reclaim, evictions: [eviction], fallbacks: [] }, notifiedAtMs, ended === undefined ? {} : { endedLocally: ended });
+    this.awaitPods([eviction.pod], true, executor.localGracePeriodMs(eviction), { hard: true, signal: pressure.reclaim.threshold.signal });
+    this.reportEscalations(clock.nowMs(), stuck);
+    manager.commitHardMemoryPressure(pressure, clock.nowMs());
+    void executed.then((report) => {
+      this.followUp(report, [eviction], pressure.reclaim.threshold, pressure.observations, notifiedAtMs, decidedAtMs);
+      for (const attempt of report.attempts) this.log.info('eviction attempt', { ...attempt, shortcut: true });
+      if (report.evicted.length === 0) this.awaiting?.pods.delete(eviction.pod.metadata.uid ?? podKey(eviction.pod));
+    });
+    this.deps.onShortcut?.(eviction);
+  }
+
+  // The kill path's reports, on the main thread, after the fact.
+  private onKillPathReport(report: KillPathReport): void {
+    switch (report.kind) {
+      case 'killed': {
+        const { plan, threshold, termination } = report;
+        this.log.info('kill path: ended the first-ranked pod\'s processes', {
+          pod: podKey(plan.victim),
+          description: threshold.description,
+          usageBytes: report.usageBytes.toString(),
+          workingSetBytes: report.workingSetBytes.toString(),
+          processes: termination.signalled,
+          wokeToSignalMs: report.issuedAtMs - report.wokeAtMs,
+        });
+        const built = this.arming?.evictionFor(plan, threshold, report.workingSetBytes) ?? null;
+        if (built === null) {
+          // Cannot happen with a plan this loop armed; the pass that follows decides on fresh figures.
+          this.log.error('kill path: no eviction for the reported kill; the next pass decides', { pod: podKey(plan.victim) });
+          this.awaitPods([plan.victim], true, plan.gracePeriodMs, { hard: true, signal: threshold.signal });
+        } else this.actOnHardMemory(built.pressure, built.eviction, report.wokeAtMs, report.issuedAtMs, { atMs: report.issuedAtMs, termination });
+        this.deps.metrics.notifierEvents.inc({ description: threshold.description });
+        this.wake('notifier', report.wokeAtMs);
+        return;
+      }
+      case 'declined':
+        this.log.info('kill path: a crossing confirmed, but the plan could not be trusted; the main thread decides', { pod: podKey(report.plan.victim), reason: report.reason });
+        this.scheduleRearm();
+        return;
+      case 'approach':
+        this.scheduleRearm();
+        return;
+      case 'failed':
+        return;
+    }
+  }
+
+  // The plan is made again on the next turn of the event loop (changes in a burst coalesce).
+  private scheduleRearm(): void {
+    if (this.arming === null || this.cancelRearm !== null || this.stopped) return;
+    this.cancelRearm = this.deps.clock.after(0, () => {
+      this.cancelRearm = null;
+      if (!this.stopped) this.arming?.rearm();
+    });
+  }
+
+  // The pods a memory eviction may choose now: active, and not a pod evicted for a hard threshold
+  // that has not freed its memory in time (it is passed over).
+  private memoryCandidates(nowMs: number): Pod[] {
+    const stuck = this.stuckPods(nowMs);
+    return activePods(this.deps.cluster.pods()).filter((p) => !stuck.has(p.metadata.uid ?? podKey(p)));
   }
 
   private awaitPods(pods: readonly Pod[], localKill: boolean, gracePeriodMs: number, reason: { hard: boolean; signal: string }): void {
@@ -450,6 +541,8 @@ export class EvictionLoop {
 
     const first = result.evictions[0];
     if (first !== undefined) {
+      // The kill path must not fire while the pass acts; a kill it made meanwhile is taken in, and defers this one.
+      if (this.arming !== null && !this.arming.disarm('a pass acts')) this.deps.killPath?.collect();
       if (killInProgressWhenObserving || killsBeforeObserving !== this.localKillCount || this.localKillInProgress()) {
         // A pod ended locally may still hold the memory this pass saw: wait for its processes, as
         // the kubelet waits for pod cleanup, and decide again on figures read after they are gone,
@@ -487,6 +580,8 @@ export class EvictionLoop {
     }
     this.report(result, trigger);
     this.lastSyncAtMs = clock.nowMs();
+    // Ranked again on the pass's node, for the next crossing.
+    if (!this.stopped) this.arming?.rearm();
     return result;
   }
 

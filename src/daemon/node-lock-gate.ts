@@ -245,6 +245,17 @@ export class NodeLockGate {
     return this.describe();
   }
 
+  /**
+   * The lock file this agent holds now (its path and `dev:ino`), for an action checked on another
+   * thread (the kill path: the path must still name that file at the moment of the signal); null
+   * when it acts without the lock. Asked only while `refusal()` is null.
+   */
+  heldFile(): { readonly path: string; readonly fileId: string } | null {
+    if (this.stateName === 'unlocked') return null;
+    // Not holding it (or not knowing which file it locked): an id no file has, so the check fails.
+    return { path: this.deps.lock.path, fileId: this.stateName === 'active' ? (this.lockFileId ?? '') : '' };
+  }
+
   /** As `refusal`, and also while a pod the previous holder evicted is still terminating (no second eviction for one shortage). */
   evictionRefusal(): string | null {
     const refused = this.refusal();
@@ -289,6 +300,11 @@ export class NodeLockGate {
           remember(pod, 'local-termination');
           return terminator.terminate(pod, graceMs);
         },
+        adopt: (pod, graceMs) => {
+          remember(pod, 'local-termination');
+          terminator.adopt?.(pod, graceMs);
+        },
+        release: (uid) => terminator.release?.(uid),
       },
     };
   }

@@ -394,6 +394,8 @@ export interface OomKillWatcher {
 export interface NodeLockFile {
   /** The directory holding the lock, as configured. */
   readonly directory: string;
+  /** The lock file's path in it. */
+  readonly path: string;
   /** Tries to take the lock without waiting (creating the directory and file as needed); true once held. */
   tryAcquire(): boolean;
   /**

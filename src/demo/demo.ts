@@ -433,6 +433,12 @@ function printingTerminator(inner: LocalTerminator, print: (text: string) => voi
       print(`node: SIGTERM to ${result.signalled} process(es) of ${podKey(pod)}, SIGKILL after ${gracePeriodMs} ms`);
       return result;
     },
+    adopt: (pod, gracePeriodMs) => {
+      onActed(pod);
+      inner.adopt?.(pod, gracePeriodMs);
+      print(`node: the kill path ended ${podKey(pod)}'s processes; SIGKILL after ${gracePeriodMs} ms to what is left`);
+    },
+    release: (uid) => inner.release?.(uid),
   };
 }
 

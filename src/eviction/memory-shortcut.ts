@@ -75,11 +75,45 @@ interface RankKey {
   readonly exceeds: boolean;
   readonly priority: number;
   readonly excessBytes: bigint;
+  /** The working set (or the usage bounding it) the key was made with. */
+  readonly workingSetBytes: bigint;
 }
 
 function keyFor(index: number, figures: PodFigures, workingSetBytes: number): RankKey {
   const workingSet = BigInt(Math.trunc(workingSetBytes));
-  return { index, exceeds: workingSet > figures.requestBytes, priority: figures.priority, excessBytes: workingSet - figures.requestBytes };
+  return { index, exceeds: workingSet > figures.requestBytes, priority: figures.priority, excessBytes: workingSet - figures.requestBytes, workingSetBytes: workingSet };
+}
+
+/**
+ * The least growth of `other`'s working set that puts it before `first` (which ranks before it
+ * now), `first` unchanged; null when no growth can (a higher priority value than a pod over its
+ * request). Growing past its request puts a pod before every pod that is not over its own; among
+ * pods alike in that and in priority, the larger excess comes first, then the node's order.
+ */
+function overtakingGrowthBytes(first: RankKey, other: RankKey): bigint | null {
+  const tie = other.index < first.index ? 0n : 1n;
+  const toExceed = other.exceeds ? 0n : 1n - other.excessBytes;
+  const atLeastZero = (bytes: bigint): bigint => (bytes < 0n ? 0n : bytes);
+  if (first.exceeds) {
+    if (other.priority > first.priority) return null;
+    if (other.priority < first.priority) return toExceed;
+    const past = first.excessBytes - other.excessBytes + tie;
+    return atLeastZero(past > toExceed ? past : toExceed);
+  }
+  if (other.priority < first.priority) return 0n;
+  if (other.priority > first.priority) return toExceed;
+  const past = atLeastZero(first.excessBytes - other.excessBytes + tie);
+  return past < toExceed ? past : toExceed;
+}
+
+/** How the victim leads the other candidates, for a kill planned ahead of the crossing. */
+export interface VictimLead {
+  /** The victim's working set. */
+  readonly workingSetBytes: bigint;
+  /** The least any other candidate's working set must grow to rank first; null when none can. */
+  readonly leadBytes: bigint | null;
+  /** How far the victim's working set may shrink and still exceed its request; null when it does not exceed it. */
+  readonly shrinkAllowanceBytes: bigint | null;
 }
 
 /** Negative when `a` ranks before `b` (exceedMemoryRequests, priority, memory, then node order). */
@@ -97,6 +131,11 @@ class KeyHeap {
   constructor(items: RankKey[]) {
     this.items = items;
     for (let i = (items.length >> 1) - 1; i >= 0; i--) this.down(i);
+  }
+
+  /** Every key left, in no order. */
+  get remaining(): readonly RankKey[] {
+    return this.items;
   }
 
   peek(): RankKey | undefined {
@@ -143,6 +182,8 @@ export class MemoryVictimSearch {
   private readonly pods: readonly Pod[];
   private readonly heap: KeyHeap;
   private best: RankKey | null = null;
+  /** Every exact key but the best. */
+  private readonly others: RankKey[] = [];
   /** The first-ranked pod without stats: it beats every pod with stats. */
   private absent: { readonly index: number; readonly priority: number } | null = null;
   private asked: RankKey | null = null;
@@ -201,6 +242,23 @@ export class MemoryVictimSearch {
     return this.best === null ? null : (this.pods[this.best.index] as Pod);
   }
 
+  /**
+   * How the victim leads every other candidate (the keys of the pods not read are their usage, an
+   * upper bound of the working set, so their growth to overtake is never overstated); null when
+   * there is no victim, or it is a pod without stats.
+   */
+  get lead(): VictimLead | null {
+    const victim = this.victim;
+    const first = this.best;
+    if (victim === null || this.absent !== null || first === null) return null;
+    let leadBytes: bigint | null = null;
+    for (const other of [...this.others, ...this.heap.remaining]) {
+      const growth = overtakingGrowthBytes(first, other);
+      if (growth !== null && (leadBytes === null || growth < leadBytes)) leadBytes = growth;
+    }
+    return { workingSetBytes: first.workingSetBytes, leadBytes, shrinkAllowanceBytes: first.exceeds ? first.excessBytes : null };
+  }
+
   /** How many working sets were read (for the metrics and the benchmarks). */
   get workingSetsRead(): number {
     return this.reads;
@@ -213,6 +271,9 @@ export class MemoryVictimSearch {
   }
 
   private noteExact(key: RankKey): void {
-    if (this.best === null || compareKeys(key, this.best) < 0) this.best = key;
+    if (this.best === null || compareKeys(key, this.best) < 0) {
+      if (this.best !== null) this.others.push(this.best);
+      this.best = key;
+    } else this.others.push(key);
   }
 }

@@ -1,10 +1,14 @@
-// Hand-written fakes of the node-side ports: an observer whose Summary the test sets, a notifier
-// the test fires, and a terminator that records what it was asked to end.
+// Hand-written fakes of the node-side ports: an observer whose Summary the test sets (with, on
+// request, the memory reader a memory notification's shortcut and the kill path's arming read), a
+// notifier the test fires, a terminator that records what it was asked to end or keep ended, and a
+// kill path whose plans the test sees and fires.
 
+import { nodePodUid } from '../../src/api/node-pod-uid.js';
 import type { Pod } from '../../src/api/pod.js';
-import type { Summary } from '../../src/api/summary.js';
+import type { PodMemoryBound, PodMemoryReading } from '../../src/api/pod-memory.js';
+import type { PodStats, Summary } from '../../src/api/summary.js';
 import type { Threshold } from '../../src/api/threshold.js';
-import type { LocalTerminator, MemoryThresholdNotifier, NodeObserver, NotifierEvent, Observation } from '../../src/daemon/ports.js';
+import type { KillPath, KillPathPlan, KillPathReport, LocalTerminator, MemoryReader, MemoryThresholdNotifier, NodeObserver, NotifierEvent, Observation } from '../../src/daemon/ports.js';
 
 export class FakeObserver implements NodeObserver {
   summary: Summary = { node: {} };
@@ -16,10 +20,35 @@ export class FakeObserver implements NodeObserver {
   /** Whether a pod's volumes are still on the kubelet's root; left out, the observer cannot tell. */
   podVolumesPresent?: (pod: Pod) => boolean | undefined;
 
+  /** Set by withMemoryReader(). */
+  memory?: MemoryReader;
+  /** Processes left in each pod's cgroup by UID (1 when not set), for the memory reader. */
+  readonly processes = new Map<string, number>();
+
   async observe(pods: readonly Pod[]): Promise<Observation> {
     this.observedPods.push(pods);
     if (this.failWith !== null) throw this.failWith;
     return { summary: this.summary, dedicatedImageFs: this.dedicatedImageFs, splitContainerFs: this.splitContainerFs, problems: this.problems };
+  }
+
+  /** Gives the observer a memory reader of its current Summary: every pod listed has exact stats, the others none. */
+  withMemoryReader(): this {
+    const statsOf = (pod: Pod): PodStats | undefined => {
+      const id = nodePodUid(pod);
+      return id.ok ? this.summary.pods?.find((p) => p.podRef.uid === id.uid) : undefined;
+    };
+    const reading = (pod: Pod): PodMemoryReading => {
+      const bytes = statsOf(pod)?.memory?.workingSetBytes;
+      return bytes === undefined ? { kind: 'absent' } : { kind: 'exact', workingSetBytes: bytes };
+    };
+    this.memory = {
+      nodeMemory: () => ({ node: { ...(this.summary.node.memory === undefined ? {} : { memory: this.summary.node.memory }), ...(this.summary.node.systemContainers === undefined ? {} : { systemContainers: this.summary.node.systemContainers }) } }),
+      podBounds: (pods) => pods.map((pod): PodMemoryBound => reading(pod)),
+      podWorkingSet: reading,
+      podStats: statsOf,
+      podProcessCount: (pod) => this.processes.get(pod.metadata.uid ?? '') ?? 1,
+    };
+    return this;
   }
 }
 
@@ -57,11 +86,86 @@ export class FakeNotifier implements MemoryThresholdNotifier {
 
 export class FakeTerminator implements LocalTerminator {
   readonly calls: { uid: string; gracePeriodMs: number }[] = [];
+  /** The pods the kill path ended, handed over to be kept ended. */
+  readonly adopted: { uid: string; gracePeriodMs: number }[] = [];
   processesPerPod = 2;
 
   async terminate(pod: Pod, gracePeriodMs: number): Promise<{ signalled: number }> {
     this.calls.push({ uid: pod.metadata.uid ?? '', gracePeriodMs });
     return { signalled: this.processesPerPod };
+  }
+
+  adopt(pod: Pod, gracePeriodMs: number): void {
+    this.adopted.push({ uid: pod.metadata.uid ?? '', gracePeriodMs });
+  }
+}
+
+/**
+ * A kill path that arms what it is given and fires when the test says (as its thread would: the
+ * report waits until it is collected, or delivered as the message event would deliver it).
+ */
+export class FakeKillPath implements KillPath {
+  /** Every plan armed, in order. */
+  readonly plans: KillPathPlan[] = [];
+  private state: 'idle' | 'armed' | 'fired' = 'idle';
+  private listener: ((report: KillPathReport) => void) | null = null;
+  private readonly undelivered: KillPathReport[] = [];
+  /** What arm() answers instead of arming (why it cannot), when set. */
+  refuse: string | null = null;
+  stopped = false;
+
+  start(onReport: (report: KillPathReport) => void): void {
+    this.listener = onReport;
+  }
+
+  arm(plan: KillPathPlan): string | null {
+    if (this.refuse !== null) return this.refuse;
+    this.plans.push(plan);
+    this.state = 'armed';
+    return null;
+  }
+
+  disarm(): boolean {
+    if (this.state === 'fired') return false;
+    this.state = 'idle';
+    return true;
+  }
+
+  get armed(): boolean {
+    return this.state === 'armed';
+  }
+
+  /** The plan armed now, if one is. */
+  get plan(): KillPathPlan | undefined {
+    return this.state === 'armed' ? this.plans.at(-1) : undefined;
+  }
+
+  collect(): void {
+    for (const report of this.undelivered.splice(0)) this.listener?.(report);
+  }
+
+  /** The thread fires the armed plan at this working set: the report waits for collect() or deliver(). */
+  fire(atMs: number, workingSetBytes: bigint, termination = { signalled: 2 }): void {
+    const plan = this.plan;
+    const threshold = plan?.thresholds[0];
+    if (plan === undefined || threshold === undefined) throw new Error('nothing armed');
+    this.state = 'fired';
+    this.undelivered.push({ kind: 'killed', plan, threshold, usageBytes: workingSetBytes, workingSetBytes, wokeAtMs: atMs, issuedAtMs: atMs, wokeAtNs: 0n, issuedAtNs: 0n, termination });
+  }
+
+  /** Reports as the thread's message would reach the main thread. */
+  report(report: KillPathReport): void {
+    this.listener?.(report);
+  }
+
+  /** Delivers what was fired, as the message event would when the main thread is free. */
+  deliver(): void {
+    this.collect();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.state = 'idle';
   }
 }
 

@@ -283,3 +283,48 @@ describe('the victim search against the ranking', () => {
     }
   });
 });
+
+describe('the victim\'s lead over the other pods (the kill path\'s check)', () => {
+  // The victim ranked on exact working sets (some pods read, the others bounded by their usage):
+  // no other pod that grows by less than the lead ranks before it, and, where every pod was read,
+  // some pod that grows by exactly the lead does; a victim that shrinks by less than its lead and its
+  // allowance stays first. Checked against the engine's ranking.
+  test('on 500 random nodes no pod overtakes the victim by growing less than the lead, and one does at the lead when all were read', () => {
+    let tight = 0;
+    for (let seed = 1; seed <= 500; seed++) {
+      const rng = prng(seed * 13);
+      const pods = generatePods(rng, seed)
+        .slice(0, 2 + rng.int(30))
+        .map((g) => g.pod);
+      const allRead = rng.chance(0.5);
+      const exact = new Map<Pod, number>();
+      const bounds = pods.map((pod): PodMemoryBound => {
+        const workingSetBytes = rng.chance(0.3) ? rng.pick([0, 64 * Mi, 128 * Mi]) : rng.int(2 * Gi);
+        exact.set(pod, workingSetBytes);
+        return allRead ? { kind: 'exact', workingSetBytes } : { kind: 'bounded', usageBytes: workingSetBytes + (rng.chance(0.5) ? 0 : rng.int(Gi)) };
+      });
+      const search = new MemoryVictimSearch(pods, bounds);
+      for (let pod = search.next(); pod !== null; pod = search.next()) search.settle({ kind: 'exact', workingSetBytes: exact.get(pod) ?? 0 });
+      const victim = search.victim;
+      const lead = search.lead;
+      if (victim === null || lead === null) continue;
+      const first = (grown: Pod | null, byBytes: number): string | null => {
+        const stats = makeStatsFunc(pods.map((pod) => ({ podRef: { name: pod.metadata.name ?? '', namespace: pod.metadata.namespace ?? '', uid: pod.metadata.uid ?? '' }, memory: { workingSetBytes: (exact.get(pod) ?? 0) + (pod === grown ? byBytes : 0) } })));
+        return rankedPods('memory.available', false, false, pods, stats).find((r) => !r.critical)?.pod.metadata.uid ?? null;
+      };
+      expect({ seed, victim: first(null, 0), workingSet: lead.workingSetBytes }).toEqual({ seed, victim: victim.metadata.uid, workingSet: BigInt(exact.get(victim) ?? 0) });
+      if (lead.leadBytes === null) continue;
+      const leadBytes = Number(lead.leadBytes);
+      const others = pods.filter((p) => p !== victim);
+      if (leadBytes > 0) for (const other of others) expect({ seed, other: other.metadata.name, first: first(other, leadBytes - 1) }).toEqual({ seed, other: other.metadata.name, first: victim.metadata.uid });
+      if (allRead) {
+        expect({ seed, overtaken: others.some((other) => first(other, leadBytes) === other.metadata.uid) }).toEqual({ seed, overtaken: true });
+        tight++;
+      }
+      // Shrinking by less than both its allowance and its lead, with no other pod growing, it stays first.
+      const shrinkBytes = Math.min(leadBytes, lead.shrinkAllowanceBytes === null ? Infinity : Number(lead.shrinkAllowanceBytes)) - 1;
+      if (shrinkBytes > 0) expect({ seed, first: first(victim, -Math.min(shrinkBytes, exact.get(victim) ?? 0)) }).toEqual({ seed, first: victim.metadata.uid });
+    }
+    expect(tight).toBeGreaterThan(100);
+  });
+});
