@@ -6,7 +6,9 @@
 // time (and let a hook read the node's usage) before passing the call on.
 
 import { systemClock } from '../../src/api/clock.js';
-import { silentLogger } from '../../src/api/logger.js';
+import { createWriteStream } from 'node:fs';
+import { silentLogger, type Logger } from '../../src/api/logger.js';
+import { createLogger } from '../../src/log.js';
 import type { Pod } from '../../src/api/pod.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { startAgent, type RunningAgent } from '../../src/daemon/agent.js';
@@ -78,6 +80,15 @@ export function agentConfigText(variant: AgentVariant, thresholdQuantity: string
 
 const nowNs = (): bigint => process.hrtime.bigint();
 
+/**
+ * `KEA_BENCH_AGENT_LOG=<file>` writes the agents' logs (info and above) there, to see why a
+ * reaction took the path it took; silent otherwise (logging is work on the measured thread).
+ */
+function benchAgentLogger(variantKey: string): Logger {
+  const path = process.env.KEA_BENCH_AGENT_LOG;
+  return path === undefined || path === '' ? silentLogger : createLogger('info', createWriteStream(path, { flags: 'a' })).child({ variant: variantKey });
+}
+
 export async function startBenchAgent(options: {
   readonly node: BenchNode;
   readonly standIn: ApiStandIn;
@@ -87,6 +98,7 @@ export async function startBenchAgent(options: {
   readonly scratchDir: string;
 }): Promise<BenchAgent> {
   const { node, standIn, nodeName, variant } = options;
+  const logger = benchAgentLogger(variant.key);
   standIn.setNode(nodeOfThisHost(nodeName));
   const adapters = node.adapters({
     nodeName,
@@ -94,7 +106,7 @@ export async function startBenchAgent(options: {
     notifierMode: variant.notifier,
     processCountIntervalMs: variant.housekeepingIntervalMs,
     clock: systemClock,
-    logger: silentLogger,
+    logger,
   });
   const client = await connect({ kubeconfigYaml: kubeconfigFor(standIn), nodeName, clock: systemClock, logger: silentLogger });
   const cluster = client.clusterView();
@@ -169,7 +181,7 @@ export async function startBenchAgent(options: {
       ...(killPath === undefined ? {} : { killPath }),
       hostIdentity: thisHostIdentity(),
       clock: systemClock,
-      logger: silentLogger,
+      logger,
       onDecision: (result, trigger) => hooks().decided?.(result, trigger, nowNs()),
       onShortcut: (eviction) => hooks().shortcut?.(eviction.pod, nowNs()),
     },

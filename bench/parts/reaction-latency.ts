@@ -217,8 +217,10 @@ async function iteration(agent: BenchAgent, node: BenchNode, standIn: ApiStandIn
     stopKubelet = () => watch.stop();
     const crossedNs = await child.cross(armed.memcgThresholdBytes);
     const exited = await Promise.race([child.process.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 5000))]);
-    // The API request follows local termination by a few milliseconds.
-    for (let i = 0; i < 100 && marks.requestingNs === null; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    // The API request follows local termination by a few milliseconds; the kill path's own stamp
+    // comes with its report, which waits for the main thread (a pass at 1,000 pods on a busy node
+    // takes hundreds of milliseconds).
+    for (let i = 0; i < 1000 && (marks.requestingNs === null || marks.terminatingNs === null); i++) await new Promise((resolve) => setTimeout(resolve, 5));
     if (crossedNs === null) throw new Error('the stepping pod died before it reported its crossing');
     const since = (ns: bigint | null | undefined): number | null => (ns === null || ns === undefined ? null : Number(ns - crossedNs) / 1e6);
     // The first wake-up after the crossing: the kill path's thread's, or the main thread's (reported in either order).

@@ -285,7 +285,6 @@ export class EvictionLoop {
           this.log.error('kill path: no eviction for the reported kill; the next pass decides', { pod: podKey(plan.victim) });
           this.awaitPods([plan.victim], true, plan.gracePeriodMs, { hard: true, signal: threshold.signal });
         } else this.actOnHardMemory(built.pressure, built.eviction, report.wokeAtMs, report.issuedAtMs, { atMs: report.issuedAtMs, termination });
-        this.deps.metrics.notifierEvents.inc({ description: threshold.description });
         this.wake('notifier', report.wokeAtMs);
         return;
       }
