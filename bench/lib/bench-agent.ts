@@ -81,12 +81,13 @@ export function agentConfigText(variant: AgentVariant, thresholdQuantity: string
 const nowNs = (): bigint => process.hrtime.bigint();
 
 /**
- * `KEA_BENCH_AGENT_LOG=<file>` writes the agents' logs (info and above) there, to see why a
- * reaction took the path it took; silent otherwise (logging is work on the measured thread).
+ * `KEA_BENCH_AGENT_LOG=<file>` writes the agents' logs there (at `KEA_BENCH_AGENT_LOG_LEVEL`, info
+ * by default), to see why a reaction took the path it took; silent otherwise (logging is work on
+ * the measured thread).
  */
 function benchAgentLogger(variantKey: string): Logger {
   const path = process.env.KEA_BENCH_AGENT_LOG;
-  return path === undefined || path === '' ? silentLogger : createLogger('info', createWriteStream(path, { flags: 'a' })).child({ variant: variantKey });
+  return path === undefined || path === '' ? silentLogger : createLogger(process.env.KEA_BENCH_AGENT_LOG_LEVEL ?? 'info', createWriteStream(path, { flags: 'a' })).child({ variant: variantKey });
 }
 
 export async function startBenchAgent(options: {

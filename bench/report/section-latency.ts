@@ -31,9 +31,9 @@ const WHAT: Readonly<Record<ScenarioKey, string>> = {
 };
 
 const STAGES: readonly { key: LatencyStage; label: string; short: string }[] = [
-  { key: 'toNotified', label: 'notification reaches JavaScript (kernel → onEvent)', short: 'notified' },
+  { key: 'toNotified', label: "the agent woken (the kill path's thread, or the notifier's onEvent on the main thread, whichever first)", short: 'woken' },
   { key: 'toTermination', label: 'local termination issued (SIGTERM)', short: 'local kill issued' },
-  { key: 'toShortcut', label: "the memory shortcut's eviction noted (after the kill)", short: 'shortcut noted' },
+  { key: 'toShortcut', label: 'the eviction noted on the main thread (after the kill)', short: 'eviction noted' },
   { key: 'toApiRequest', label: 'API DELETE sent', short: 'API DELETE sent' },
   { key: 'toGone', label: "pod's processes gone (reaped)", short: 'processes gone' },
 ];
@@ -55,14 +55,20 @@ function referenceHeadline(s: LatencyScenario, loadAverage: number, cores: numbe
     result:
       agent === null || ref?.toTermination === null || ref === undefined
         ? 'no sample'
-        : `p99 ${fmt(agent.p99)} ms against ${fmt(ref.toTermination.p99)} ms (${times(p99)}), median ${fmt(agent.median)} against ${fmt(ref.toTermination.median)} ms (${times(median)}); ${agent.count} and ${ref.toTermination.count} reactions, ${s.shortcutKills} by the memory shortcut${previous === undefined ? '' : `; previous round p99 ${fmt(previous.p99)}, median ${fmt(previous.median)} ms`}`,
+        : `p99 ${fmt(agent.p99)} ms against ${fmt(ref.toTermination.p99)} ms (${times(p99)}), median ${fmt(agent.median)} against ${fmt(ref.toTermination.median)} ms (${times(median)}); ${agent.count} and ${ref.toTermination.count} reactions, ${killsBy(s)}${previous === undefined ? '' : `; previous round p99 ${fmt(previous.p99)}, median ${fmt(previous.median)} ms`}`,
     met,
     ...(met === false
       ? {
-          note: `kernel → JavaScript p99 ${fmt(s.stages.toNotified?.p99)} ms (median ${fmt(s.stages.toNotified?.median)}) against kernel → the reference's epoll_wait p99 ${fmt(ref?.toNotified?.p99)} ms (median ${fmt(ref?.toNotified?.median)}); notification → kill inside the agent p99 ${fmt(s.notifiedToTermination?.p99)} ms (median ${fmt(s.notifiedToTermination?.median)}) against the reference's ${fmt(referenceInside(s)?.p99)} ms (median ${fmt(referenceInside(s)?.median)}): the difference is the agent's own path from the wake-up to the kill; load average ${s.loadAverage.toFixed(1)} when the scenario started, ${loadAverage.toFixed(1)} at the part's start, on ${cores} shared cores`,
+          note: `kernel → the agent woken p99 ${fmt(s.stages.toNotified?.p99)} ms (median ${fmt(s.stages.toNotified?.median)}) against kernel → the reference's epoll_wait p99 ${fmt(ref?.toNotified?.p99)} ms (median ${fmt(ref?.toNotified?.median)}); wake-up → kill inside the agent p99 ${fmt(s.notifiedToTermination?.p99)} ms (median ${fmt(s.notifiedToTermination?.median)}) against the reference's ${fmt(referenceInside(s)?.p99)} ms (median ${fmt(referenceInside(s)?.median)}); ${killsBy(s)}; load average ${s.loadAverage.toFixed(1)} when the scenario started, ${loadAverage.toFixed(1)} at the part's start, on ${cores} shared cores`,
         }
       : {}),
   };
+}
+
+/** Which path issued the scenario's kills. */
+function killsBy(s: LatencyScenario): string {
+  const shortcut = s.shortcutKills - (s.killPathKills ?? 0);
+  return s.killPathKills === undefined ? `${s.shortcutKills} by the memory shortcut` : `${s.killPathKills} by the kill path, ${shortcut} by the memory shortcut, ${s.samples.length - s.shortcutKills} by a pass`;
 }
 
 /** The reference's own notification → kill, per reaction. */
@@ -78,11 +84,11 @@ function headline(s: LatencyScenario, loadAverage: number, cores: number): Headl
   return {
     what: WHAT[s.key],
     target: `p99 < ${targetMs} ms`,
-    result: d === null ? 'no sample' : `p99 ${fmt(d.p99)} ms, median ${fmt(d.median)} ms (${d.count} reactions, ${s.shortcutKills} by the memory shortcut)`,
+    result: d === null ? 'no sample' : `p99 ${fmt(d.p99)} ms, median ${fmt(d.median)} ms (${d.count} reactions, ${killsBy(s)})`,
     met: d === null ? null : !missed,
     ...(missed
       ? {
-          note: `of which kernel → JavaScript p99 ${fmt(s.stages.toNotified?.p99)} ms (median ${fmt(s.stages.toNotified?.median)}) and notification → kill inside the agent p99 ${fmt(s.notifiedToTermination?.p99)} ms (median ${fmt(s.notifiedToTermination?.median)}); load average ${s.loadAverage.toFixed(1)} when the scenario started, ${loadAverage.toFixed(1)} at the part's start, on ${cores} shared cores`,
+          note: `of which kernel → the agent woken p99 ${fmt(s.stages.toNotified?.p99)} ms (median ${fmt(s.stages.toNotified?.median)}) and notification → kill inside the agent p99 ${fmt(s.notifiedToTermination?.p99)} ms (median ${fmt(s.notifiedToTermination?.median)}); load average ${s.loadAverage.toFixed(1)} when the scenario started, ${loadAverage.toFixed(1)} at the part's start, on ${cores} shared cores`,
         }
       : {}),
   };
@@ -103,7 +109,7 @@ export function latencySection(result: PartResult<ReactionLatencyData>): Section
   }
 
   const rows = STAGES.map((stage) => [stage.label, ...scenarios.map((s) => cell(s.stages[stage.key]))]);
-  rows.push(['(inside the agent: notification → local termination)', ...scenarios.map((s) => cell(s.notifiedToTermination))]);
+  rows.push(['(inside the agent: wake-up → local termination)', ...scenarios.map((s) => cell(s.notifiedToTermination))]);
   if (scenarios.some((s) => s.reference !== undefined)) {
     rows.push(['**C reference killer**, same run: event reaches its epoll_wait', ...scenarios.map((s) => cell(s.reference?.stages.toNotified))]);
     rows.push(['**C reference killer**: kill issued (SIGKILL)', ...scenarios.map((s) => cell(s.reference?.stages.toTermination))]);
@@ -123,7 +129,7 @@ export function latencySection(result: PartResult<ReactionLatencyData>): Section
     return previous === undefined ? '– (not measured)' : `${fmt(previous.median)} / ${fmt(previous.p99)}`;
   })]);
   rows.push(['reactions measured (failed)', ...scenarios.map((s) => `${s.samples.length}${s.failures.length > 0 ? ` (${s.failures.length})` : ''}`)]);
-  rows.push(['kills by the memory shortcut', ...scenarios.map((s) => `${s.shortcutKills} of ${s.samples.length}`)]);
+  rows.push(['kills by the kill path / the memory shortcut / a pass', ...scenarios.map((s) => `${s.killPathKills ?? '–'} / ${s.shortcutKills - (s.killPathKills ?? 0)} / ${s.samples.length - s.shortcutKills}`)]);
   rows.push(['load average when the scenario started', ...scenarios.map((s) => s.loadAverage.toFixed(1))]);
   const alone = data.notifierAlone;
   const aloneRow = (label: string, d: Distribution | null): string[] => [label, fmt(d?.median), fmt(d?.p90), fmt(d?.p99), fmt(d?.max), String(d?.count ?? 0)];
@@ -158,12 +164,15 @@ How fast the agent reacts, from the kernel's point of view. The sandbox node sta
 exists in the API stand-in and has a real pod cgroup (${idle?.idleProcesses ?? '–'} of them with a tiny idle
 process, a few empty, one holding most of the memory). Each iteration starts a fresh pod
 whose process touches memory in 64 KiB steps, reading the node's \`memory.usage_in_bytes\` after each,
-and notes the start of the step that crosses the armed threshold on CLOCK_MONOTONIC; hooks in the
-agent's process note, on the same clock, when the notification reaches JavaScript (wrapping the
-notifier's \`onEvent\`), when local termination is issued, when the memory shortcut reports its
-eviction, when the DELETE goes to the API, and when the pod's process has been reaped. The agent
-(notifier + local termination) is the real run loop; the numbers include the kernel's own
-rate-limited threshold check and the hop from the epoll thread to the main thread.
+and notes the start of the step that crosses the armed threshold on CLOCK_MONOTONIC (a process
+killed inside that step, before it could report, marked each step's start in a file from 2 MiB
+below the threshold on: the last one it marked is its crossing, for the agent and the reference
+alike); on the same clock the agent notes when it was woken and when local termination was issued
+(the kill path's thread stamps both itself, and reports them after its kill), and hooks in the
+agent's process note when the eviction reached the main thread, when the DELETE goes to the API,
+and when the pod's process has been reaped. The agent (notifier + local termination, with the kill
+path: docs/notifier.md) is the real run loop; the numbers include the kernel's own rate-limited
+threshold check.
 
 The **C reference killer** (\`bench/reference-killer.c\`, built with \`cc -O2\` at bench time) is
 the physical limit on this machine: it registers the same threshold (an eventfd on the node
@@ -183,15 +192,13 @@ ${large?.pods ?? 1000} pods afterwards (the pods added have an idle process in o
 machine is shared with other work, so "idle" means only that the bench adds no load; the load
 average at each scenario's start is in the table.
 
-What grows with the pods inside the agent is one read of every pod's usage: the kubelet's ranking
-puts pods over their request first whatever their size, so no pod can be left unread. Each read is
-a pread at offset 0 of a file kept open since the last full pass, and the cap on kept-open files
-covers 1,000 pods (\`docs/observation.md\`); with the earlier cap of 2,048 descriptors, 710 of the
-1,000 pods' files were opened afresh at every notification. The tails (p99, max) of all three
-scenarios come mostly from the wait for a core: the hop from the epoll thread to the main thread in
-"notification reaches JavaScript", and the main thread's own wait between reads. Giving the agent
-the higher CPU weight on the busy node did not shorten them, and locking its memory is not possible
-under V8: both were measured (docs/deployment.md, "Scheduling priority and memory locking").
+On cgroup v1 the kill path answers a hard memory crossing on a thread of its own, with the pod the
+engine ranked first after the last pass or pod change (and again 64 MiB below the threshold): from
+its wake-up to the signal it reads the node's usage and \`memory.stat\`, checks the victim's lead
+and the node lock, and signals through pidfds, so the number of pods and what the main thread is
+doing no longer stand between the kernel's event and the kill. A crossing it does not answer (its
+plan not armed yet, or declined) falls to the main thread's memory shortcut, which reads every
+pod's usage from files kept open (\`docs/observation.md\`); the table says how many went each way.
 
 ms after the crossing, median / p99 / max:
 

@@ -15,7 +15,7 @@ import { inactiveFileKey, memoryStatValue, workingSetBytes } from '../host/memor
 import { errorMessage } from '../errors.js';
 import { EPOLLIN, type EpollFd, type EventFd, type FileFd, type NativeEvents } from '../../native/native-events.js';
 import type { ProcessHandles } from '../../native/process-handles.js';
-import { controlWord, generationOf, KillState, stateOf, type FromThread, type ThreadPlan, type ThreadThreshold, type ToThread, type WatchRole } from './kill-protocol.js';
+import { controlWord, generationOf, KillState, stateOf, type CrossingOutcome, type FromThread, type ThreadPlan, type ThreadThreshold, type ToThread, type WatchRole } from './kill-protocol.js';
 import { ProcessSignaller } from './process-signaller.js';
 
 export interface ArmedKillDeps {
@@ -142,7 +142,7 @@ export class ArmedKill {
       case 'watch':
         this.watch(message.description, message.role, message.eventFd as EventFd);
         // Usage was past the point once registered: the kernel will not signal it, so it is confirmed now.
-        if (message.passed) this.confirm(message.description, this.deps.nowNs());
+        if (message.passed) this.deps.post({ kind: 'crossed', description: message.description, role: 'wake', outcome: this.confirm(message.description, this.deps.nowNs()) });
         return;
       case 'unwatch':
         for (const [token, watch] of this.watches) if (watch.description === message.description && watch.role === message.role) this.unwatch(token);
@@ -229,29 +229,29 @@ export class ArmedKill {
   }
 
   private woken(watch: Watch, wokeAtNs: bigint): void {
-    if (watch.role === 'wake') this.confirm(watch.description, wokeAtNs);
+    const outcome = watch.role === 'wake' ? this.confirm(watch.description, wokeAtNs) : 'approach';
     // The counter accumulates (crossings both ways): read to reset it, every time, once the crossing was acted on.
     this.deps.native.readEventFd(watch.fd);
-    this.deps.post({ kind: 'crossed', description: watch.description, role: watch.role });
+    this.deps.post({ kind: 'crossed', description: watch.description, role: watch.role, outcome });
   }
 
   // A crossing of a wake point: fire when the plan is armed, the working set is past the threshold,
   // and nothing says the victim may no longer be the engine's choice.
-  private confirm(description: string, wokeAtNs: bigint): void {
+  private confirm(description: string, wokeAtNs: bigint): CrossingOutcome {
     const installed = this.installed;
-    if (installed === null) return;
+    if (installed === null) return 'not armed';
     const { control } = this.deps;
     const armedWord = controlWord(installed.generation, KillState.armed);
-    if (Atomics.load(control, 0) !== armedWord) return;
+    if (Atomics.load(control, 0) !== armedWord) return 'not armed';
     const threshold = installed.thresholds.get(description);
-    if (threshold === undefined) return;
+    if (threshold === undefined) return 'not armed';
     const verdict = this.verdict(installed, threshold);
-    if (verdict.act === 'none') return;
+    if (verdict.act === 'none') return 'not met';
     if (verdict.act === 'decline') {
       this.deps.post({ kind: 'declined', generation: installed.generation, description, reason: verdict.reason });
-      return;
+      return 'declined';
     }
-    if (Atomics.compareExchange(control, 0, armedWord, controlWord(installed.generation, KillState.fired)) !== armedWord) return;
+    if (Atomics.compareExchange(control, 0, armedWord, controlWord(installed.generation, KillState.fired)) !== armedWord) return 'not armed';
     const issuedAtNs = this.deps.nowNs();
     const { plan } = installed;
     const outcome = installed.signaller.signalTrees(plan.containers, plan.signal, new Set(), { release: plan.signal === 'SIGKILL' });
@@ -269,6 +269,7 @@ export class ArmedKill {
     // The report is queued: a main thread waiting on the word may take it now.
     Atomics.store(control, 0, controlWord(installed.generation, KillState.reported));
     Atomics.notify(control, 0);
+    return 'fired';
   }
 
   // What one reading of the threshold's cgroup says. The kernel signals crossings both ways: below

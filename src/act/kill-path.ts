@@ -15,7 +15,7 @@ import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from '
 import type { Clock } from '../api/clock.js';
 import type { Logger } from '../api/logger.js';
 import { podKey } from '../api/pod.js';
-import { pointToRegister, rearmDecision, type ArmedThresholdState } from '../api/rearm-policy.js';
+import { rearmDecision, type ArmedThresholdState } from '../api/rearm-policy.js';
 import type { KillPath, KillPathPlan, KillPathReport, KillPathThreshold } from '../daemon/ports.js';
 import { errorMessage } from '../errors.js';
 import { createLibcNativeEvents } from '../../native/libc-native-events.js';
@@ -99,8 +99,9 @@ export class ThreadedKillPath implements KillPath {
     if (prepared.value.containers.length === 0) return `no container of ${podKey(plan.victim)} found in its cgroup yet`;
     const thread = this.ensureThread();
     if (thread === null) return `the kill path's thread cannot run: ${this.threadFailure ?? 'unknown'}`;
-    // A plan that fired is reported before another is armed.
-    if (stateOf(Atomics.load(this.control, 0)) === KillState.fired) this.collect();
+    // A plan that fired is reported before another is armed (its report names it).
+    this.collect();
+    if (stateOf(Atomics.load(this.control, 0)) === KillState.fired) return 'a kill is being carried out';
     const generation = nextGeneration(this.generation);
     for (;;) {
       const word = Atomics.load(this.control, 0);
@@ -278,6 +279,7 @@ export class ThreadedKillPath implements KillPath {
       case 'crossed': {
         const registered = this.registered.get(pointKey(message.role, message.description));
         if (registered !== undefined) registered.crossedSinceArmed = true;
+        this.log.debug('kill path woken', { description: message.description, point: message.role, outcome: message.outcome });
         if (message.role === 'approach') {
           const threshold = this.plans.get(this.generation)?.thresholds.find((t) => t.description === message.description);
           if (threshold !== undefined) this.onReport?.({ kind: 'approach', threshold });
@@ -309,8 +311,10 @@ export class ThreadedKillPath implements KillPath {
       const key = pointKey(role, threshold.description);
       if (this.registering.has(key)) continue;
       const current = this.registered.get(key) ?? null;
-      // The approach point is crossed on purpose: it moves only with its value, never a page up.
-      const point = role === 'wake' ? pointToRegister(current, bytes, nowMs) : ['arm', 'rearm'].includes(rearmDecision(current, bytes, nowMs)) ? bytes : null;
+      // Each point moves only with its value, never a page up as the notifier's does after a crossing
+      // its pass found not met: the thread reads the working set itself, and a wake point above
+      // the notifier's would let the main thread hear of the crossing first.
+      const point = ['arm', 'rearm'].includes(rearmDecision(current, bytes, nowMs)) ? bytes : null;
       if (point === null) continue;
       const registration = this.register(thread, threshold, role, point, nowMs).finally(() => this.registering.delete(key));
       this.registering.set(key, registration);

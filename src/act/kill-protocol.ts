@@ -68,6 +68,9 @@ export interface ThreadPlan {
   readonly place: SignallerPlace;
 }
 
+/** What the thread made of a crossing: `not met` covers a crossing downwards and a working set not past the threshold. */
+export type CrossingOutcome = 'fired' | 'declined' | 'not met' | 'not armed' | 'approach';
+
 /** Which point a registration wakes the thread at. */
 export type WatchRole = 'wake' | 'approach';
 
@@ -95,6 +98,6 @@ export type FromThread =
       readonly refusals: readonly { readonly pid: number; readonly reason: string }[];
     }
   | { readonly kind: 'declined'; readonly generation: number; readonly description: string; readonly reason: string }
-  /** The kernel signalled a point of this threshold (either way): the re-arming policy counts it. */
-  | { readonly kind: 'crossed'; readonly description: string; readonly role: WatchRole }
+  /** The kernel signalled a point of this threshold (either way): the re-arming policy counts it; what came of it, for the logs. */
+  | { readonly kind: 'crossed'; readonly description: string; readonly role: WatchRole; readonly outcome: CrossingOutcome }
   | { readonly kind: 'error'; readonly message: string };

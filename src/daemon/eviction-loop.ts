@@ -1,7 +1,10 @@
 // The daemon's main loop, the kubelet eviction manager's `Start` made event-driven: a
 // synchronize pass every housekeeping interval, at once on every kernel notification, and at the
 // moment a soft threshold's grace period runs out, one pass at a time (wake-ups during a pass
-// collapse into one more pass). A memory notification is first answered by the memory shortcut
+// collapse into one more pass). A hard memory crossing is answered first by the kill path, on a
+// thread of its own, with the plan the loop arms after each pass and on each pod change
+// (kill-path-arming.ts); the loop takes its kill in afterwards, and takes the plan back before it
+// acts itself. Otherwise a memory notification is first answered by the memory shortcut
 // (memory-shortcut.ts), synchronously in the notification's callback: fresh node memory, and on
 // a hard memory threshold the kubelet's first-ranked pod ended at once; the full pass follows.
 // After an eviction it waits, at most the pod cleanup timeout, polling every second, until the

@@ -92,6 +92,7 @@ export class KillPathArming {
       this.deps.killPath.disarm();
       if (outcome.notArmed !== this.lastNotArmed) this.log.info('kill path not armed; the main thread answers memory notifications', { reason: outcome.notArmed });
     } else if (this.lastNotArmed !== null) this.log.info('kill path armed', { victim: podKey(outcome.plan.victim) });
+    else this.log.debug('kill path armed again', { victim: podKey(outcome.plan.victim), leadBytes: outcome.plan.leadBytes?.toString() ?? null });
     this.lastNotArmed = 'notArmed' in outcome ? outcome.notArmed : null;
     return outcome;
   }

@@ -17,8 +17,11 @@ import type { EpollLoop, EpollLoopOptions, EpollWatch } from './epoll-loop.js';
 import { registerMemcgThreshold } from '../../native/memcg-threshold.js';
 import { computeMemoryThresholds, isProblem, type MemorySignal, type MemoryThresholdFigures } from '../api/memory-thresholds.js';
 import { NotifierLifecycle } from './notifier-lifecycle.js';
-import { pointToRegister } from '../api/rearm-policy.js';
+import { rearmDecision } from '../api/rearm-policy.js';
 import { SharedEpollLoop } from './shared-epoll-loop.js';
+
+/** One page: a point moved past usage it was crossed at. */
+const PAGE_BYTES = 4096n;
 
 export interface MemcgV1NotifierOptions {
   /** The cgroup v1 memory hierarchy's mount point (`/sys/fs/cgroup/memory`). */
@@ -102,12 +105,20 @@ export class MemcgV1Notifier extends NotifierLifecycle implements MemoryThreshol
         continue;
       }
       if (this.arming.has(description)) continue;
-      const point = pointToRegister(this.armed.get(description) ?? null, computation.memcgThresholdBytes, nowMs);
-      if (point === null) {
+      const current = this.armed.get(description) ?? null;
+      let target = computation;
+      let decision = rearmDecision(current, computation.memcgThresholdBytes, nowMs);
+      // Usage crossed this very point, yet the pass it woke found the threshold not met (the page
+      // cache grew, or usage stands exactly at it): the kernel signals nothing more while usage
+      // stays at or above a point, so the point moves one page up, where the next page charged is seen.
+      if (decision === 'unchanged' && current !== null && current.crossedSinceArmed) {
+        target = { ...computation, memcgThresholdBytes: computation.memcgThresholdBytes + PAGE_BYTES };
+        decision = 'rearm';
+      }
+      if (decision === 'unchanged' || decision === 'too-soon') {
         this.problemResolved(description);
         continue;
       }
-      const target = { ...computation, memcgThresholdBytes: point };
       // Never rejects: a registration nobody awaits must not become an unhandled rejection.
       const arming = this.arm(loop, target, nowMs)
         .catch((error: unknown) => this.logger.error('arming a memory threshold failed', { description, error: errorMessage(error) }))

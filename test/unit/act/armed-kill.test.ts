@@ -166,6 +166,7 @@ describe('the kill thread (simulated kernel and node)', () => {
       expect(state()).toBe(KillState.reported);
     } else {
       expect(kinds()).toEqual([...(declined === undefined ? [] : ['declined']), 'crossed']);
+      expect(scene.posted.at(-1)?.kind === 'crossed' && scene.posted.at(-1)).toMatchObject({ outcome: declined === undefined ? 'not met' : 'declined' });
       if (declined !== undefined) expect(scene.posted[0]?.kind === 'declined' && scene.posted[0].reason).toMatch(declined);
       expect(node.signals).toEqual([]);
       expect(state()).toBe(KillState.armed);
@@ -207,10 +208,10 @@ describe('the kill thread (simulated kernel and node)', () => {
     arm(1);
     memory(820n * MiB);
     watch(true);
-    expect(kinds()).toEqual(['fired']);
+    expect(scene.posted.map((m) => (m.kind === 'crossed' ? m.outcome : m.kind))).toEqual(['fired', 'fired']);
     const again = watch(true);
     kernelSignals(again);
-    expect(kinds()).toEqual(['fired', 'crossed']);
+    expect(scene.posted.map((m) => (m.kind === 'crossed' ? m.outcome : m.kind))).toEqual(['fired', 'fired', 'not armed', 'not armed']);
     expect(scene.node.signals.length).toBe(2);
   });
 
