@@ -151,6 +151,7 @@ export async function startBenchAgent(options: {
           arm: (plan) => adaptersKillPath.arm(plan),
           disarm: () => adaptersKillPath.disarm(),
           collect: () => adaptersKillPath.collect(),
+          standAside: (description) => adaptersKillPath.standAside(description),
           get armed() {
             return adaptersKillPath.armed;
           },

@@ -15,7 +15,7 @@ import { inactiveFileKey, memoryStatValue, workingSetBytes } from '../host/memor
 import { errorMessage } from '../errors.js';
 import { EPOLLIN, type EpollFd, type EventFd, type FileFd, type NativeEvents } from '../../native/native-events.js';
 import type { ProcessHandles } from '../../native/process-handles.js';
-import { controlWord, generationOf, KillState, stateOf, type CrossingOutcome, type FromThread, type ThreadPlan, type ThreadThreshold, type ToThread, type WatchRole } from './kill-protocol.js';
+import { CONTROL_WORD, controlWord, generationOf, KillState, stateOf, WAKE_VERDICTS, type CrossingOutcome, type FromThread, type ThreadPlan, type ThreadThreshold, type ToThread, type WatchRole } from './kill-protocol.js';
 import { ProcessSignaller } from './process-signaller.js';
 
 export interface ArmedKillDeps {
@@ -23,7 +23,7 @@ export interface ArmedKillDeps {
   /** The host door the signaller reads cgroup.procs and /proc through. */
   readonly fs: HostFs;
   readonly handles: ProcessHandles;
-  /** The shared word (index 0) that says which plan may fire (kill-protocol.ts). */
+  /** The shared words (kill-protocol.ts): which plan may fire, and how many wake crossings were judged. */
   readonly control: Int32Array;
   /** The main thread's wake-up eventfd (it owns it): written after each message it sends. */
   readonly wake: EventFd;
@@ -199,12 +199,12 @@ export class ArmedKill {
     if (!this.warm) this.warmUp(installed);
     const { control } = this.deps;
     for (;;) {
-      const word = Atomics.load(control, 0);
+      const word = Atomics.load(control, CONTROL_WORD);
       const state = stateOf(word);
       // Armed in the place of the plan armed before (which could fire until now), or of none.
       const replaces = (state === KillState.pending && generationOf(word) === generation) || (state === KillState.armed && generationOf(word) !== generation);
       if (!replaces) return;
-      if (Atomics.compareExchange(control, 0, word, controlWord(generation, KillState.armed)) === word) return;
+      if (Atomics.compareExchange(control, CONTROL_WORD, word, controlWord(generation, KillState.armed)) === word) return;
     }
   }
 
@@ -233,6 +233,10 @@ export class ArmedKill {
     // The counter accumulates (crossings both ways): read to reset it, every time, once the crossing was acted on.
     this.deps.native.readEventFd(watch.fd);
     this.deps.post({ kind: 'crossed', description: watch.description, role: watch.role, outcome });
+    if (watch.role !== 'wake') return;
+    // Judged: a main thread standing aside for it goes on.
+    Atomics.add(this.deps.control, WAKE_VERDICTS, 1);
+    Atomics.notify(this.deps.control, WAKE_VERDICTS);
   }
 
   // A crossing of a wake point: fire when the plan is armed, the working set is past the threshold,
@@ -242,7 +246,7 @@ export class ArmedKill {
     if (installed === null) return 'not armed';
     const { control } = this.deps;
     const armedWord = controlWord(installed.generation, KillState.armed);
-    if (Atomics.load(control, 0) !== armedWord) return 'not armed';
+    if (Atomics.load(control, CONTROL_WORD) !== armedWord) return 'not armed';
     const threshold = installed.thresholds.get(description);
     if (threshold === undefined) return 'not armed';
     const verdict = this.verdict(installed, threshold);
@@ -251,7 +255,7 @@ export class ArmedKill {
       this.deps.post({ kind: 'declined', generation: installed.generation, description, reason: verdict.reason });
       return 'declined';
     }
-    if (Atomics.compareExchange(control, 0, armedWord, controlWord(installed.generation, KillState.fired)) !== armedWord) return 'not armed';
+    if (Atomics.compareExchange(control, CONTROL_WORD, armedWord, controlWord(installed.generation, KillState.fired)) !== armedWord) return 'not armed';
     const issuedAtNs = this.deps.nowNs();
     const { plan } = installed;
     const outcome = installed.signaller.signalTrees(plan.containers, plan.signal, new Set(), { release: plan.signal === 'SIGKILL' });
@@ -267,8 +271,8 @@ export class ArmedKill {
       refusals: outcome.refusals,
     });
     // The report is queued: a main thread waiting on the word may take it now.
-    Atomics.store(control, 0, controlWord(installed.generation, KillState.reported));
-    Atomics.notify(control, 0);
+    Atomics.store(control, CONTROL_WORD, controlWord(installed.generation, KillState.reported));
+    Atomics.notify(control, CONTROL_WORD);
     return 'fired';
   }
 

@@ -21,7 +21,7 @@ import { errorMessage } from '../errors.js';
 import { createLibcNativeEvents } from '../../native/libc-native-events.js';
 import { registerMemcgThreshold } from '../../native/memcg-threshold.js';
 import type { EventFd, NativeEvents } from '../../native/native-events.js';
-import { controlWord, generationOf, KillState, nextGeneration, stateOf, type FromThread, type ThreadPlan, type ToThread, type WatchRole } from './kill-protocol.js';
+import { CONTROL_WORD, controlWord, generationOf, KillState, nextGeneration, SHARED_WORDS, stateOf, WAKE_VERDICTS, type FromThread, type ThreadPlan, type ToThread, type WatchRole } from './kill-protocol.js';
 import type { KillThreadData } from './kill-thread.js';
 import type { PodTerminator } from './pod-terminator.js';
 
@@ -40,6 +40,13 @@ export interface KillPathContext {
 
 /** How long the main thread waits for a kill being carried out to be reported (it takes microseconds). */
 const COLLECT_WAIT_MS = 200;
+/**
+ * How long the main thread stands aside, its own notification of a crossing in hand, for the
+ * thread to judge it: the thread takes about 0.1 ms from its wake-up, but on a busy node the two
+ * would race for the same core, and a main thread that ran its shortcut first answered the
+ * crossing a millisecond or more later than the thread would have.
+ */
+const STAND_ASIDE_MS = 20;
 /** How long a stop waits for the thread to end before ending it by force. */
 const STOP_WAIT_MS = 1000;
 
@@ -65,7 +72,7 @@ interface Thread {
 export class ThreadedKillPath implements KillPath {
   private readonly native: NativeEvents;
   private readonly log: Logger;
-  private readonly control = new Int32Array(new SharedArrayBuffer(4));
+  private readonly control = new Int32Array(new SharedArrayBuffer(SHARED_WORDS * Int32Array.BYTES_PER_ELEMENT));
   private thread: Thread | null = null;
   private threadFailure: string | null = null;
   private onReport: ((report: KillPathReport) => void) | null = null;
@@ -78,6 +85,8 @@ export class ThreadedKillPath implements KillPath {
   /** The points the latest plan wants. */
   private wanted = new Set<string>();
   private stopping: Promise<void> | null = null;
+  /** The wake crossings the thread had judged when the main thread last heard of one itself. */
+  private verdictsAtNotification = 0;
 
   constructor(private readonly context: KillPathContext) {
     this.native = context.native ?? createLibcNativeEvents();
@@ -89,7 +98,7 @@ export class ThreadedKillPath implements KillPath {
   }
 
   get armed(): boolean {
-    return stateOf(Atomics.load(this.control, 0)) === KillState.armed;
+    return stateOf(Atomics.load(this.control, CONTROL_WORD)) === KillState.armed;
   }
 
   arm(plan: KillPathPlan): string | null {
@@ -101,16 +110,16 @@ export class ThreadedKillPath implements KillPath {
     if (thread === null) return `the kill path's thread cannot run: ${this.threadFailure ?? 'unknown'}`;
     // A plan that fired is reported before another is armed (its report names it).
     this.collect();
-    if (stateOf(Atomics.load(this.control, 0)) === KillState.fired) return 'a kill is being carried out';
+    if (stateOf(Atomics.load(this.control, CONTROL_WORD)) === KillState.fired) return 'a kill is being carried out';
     const generation = nextGeneration(this.generation);
     for (;;) {
-      const word = Atomics.load(this.control, 0);
+      const word = Atomics.load(this.control, CONTROL_WORD);
       // An armed plan stays armed until the thread has this one ready; otherwise nothing fires until then.
       if (stateOf(word) === KillState.armed) break;
-      if (Atomics.compareExchange(this.control, 0, word, controlWord(generation, KillState.pending)) === word) break;
+      if (Atomics.compareExchange(this.control, CONTROL_WORD, word, controlWord(generation, KillState.pending)) === word) break;
     }
     this.generation = generation;
-    const armedNow = generationOf(Atomics.load(this.control, 0));
+    const armedNow = generationOf(Atomics.load(this.control, CONTROL_WORD));
     for (const kept of [...this.plans.keys()]) if (kept !== armedNow) this.plans.delete(kept);
     this.plans.set(generation, plan);
     const threadPlan: ThreadPlan = {
@@ -139,22 +148,37 @@ export class ThreadedKillPath implements KillPath {
 
   disarm(): boolean {
     for (;;) {
-      const word = Atomics.load(this.control, 0);
+      const word = Atomics.load(this.control, CONTROL_WORD);
       const state = stateOf(word);
       if (state === KillState.idle) return true;
       if (state === KillState.fired || state === KillState.reported) return false;
-      if (Atomics.compareExchange(this.control, 0, word, controlWord(generationOf(word), KillState.idle)) === word) return true;
+      if (Atomics.compareExchange(this.control, CONTROL_WORD, word, controlWord(generationOf(word), KillState.idle)) === word) return true;
     }
+  }
+
+  standAside(description: string): void {
+    const thread = this.thread;
+    if (thread === null) return;
+    const judged = Atomics.load(this.control, WAKE_VERDICTS);
+    // Judged since the main thread last heard of a crossing: that was this one.
+    const alreadyJudged = judged !== this.verdictsAtNotification;
+    this.verdictsAtNotification = judged;
+    if (!alreadyJudged && this.armed && this.plans.get(generationOf(Atomics.load(this.control, CONTROL_WORD)))?.thresholds.some((t) => t.description === description) === true) {
+      // Asleep, so the thread has the core; woken by its verdict, or at the bound.
+      Atomics.wait(this.control, WAKE_VERDICTS, judged, STAND_ASIDE_MS);
+      this.verdictsAtNotification = Atomics.load(this.control, WAKE_VERDICTS);
+    }
+    this.collect();
   }
 
   collect(): void {
     const thread = this.thread;
     if (thread === null) return;
     this.drain(thread);
-    const word = Atomics.load(this.control, 0);
+    const word = Atomics.load(this.control, CONTROL_WORD);
     if (stateOf(word) !== KillState.fired) return;
     // Its signals are going out (microseconds): the report follows at once.
-    Atomics.wait(this.control, 0, word, COLLECT_WAIT_MS);
+    Atomics.wait(this.control, CONTROL_WORD, word, COLLECT_WAIT_MS);
     this.drain(thread);
   }
 

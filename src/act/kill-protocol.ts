@@ -1,11 +1,19 @@
-// What the main thread and the kill thread (kill-thread.ts) say to each other, and the one word of
-// shared memory that decides which of them acts on a crossing. Messages carry plans and descriptors
-// one way and reports the other; the word is changed only by compare-and-swap, so that a plan the
-// main thread takes back can never fire afterwards, and a plan that fired cannot be taken back.
+// What the main thread and the kill thread (kill-thread.ts) say to each other, and the two words of
+// shared memory between them. Messages carry plans and descriptors one way and reports the other.
+// The control word decides which of them acts on a crossing: it is changed only by
+// compare-and-swap, so that a plan the main thread takes back can never fire afterwards, and a plan
+// that fired cannot be taken back. The verdict count tells the main thread, woken by its own
+// notification of the same crossing, when the thread has judged it.
 
 import type { SignallerPlace } from './process-signaller.js';
 
-/** The state half of the shared word. */
+/** The shared words, as indexes of one Int32Array. */
+export const CONTROL_WORD = 0;
+/** How many crossings of a wake point the thread has judged (whatever it made of them). */
+export const WAKE_VERDICTS = 1;
+export const SHARED_WORDS = 2;
+
+/** The state half of the control word. */
 export const KillState = {
   /** Nothing armed. */
   idle: 0,

@@ -214,8 +214,9 @@ export class EvictionLoop {
   }
 
   private onNotification(event: NotifierEvent): void {
-    // A kill the kill path made is taken in first: the shortcut then finds it in progress.
-    this.deps.killPath?.collect();
+    // The kill path judges a crossing it was armed for first; its kill is taken in, and the
+    // shortcut then finds it in progress.
+    this.deps.killPath?.standAside(event.description);
     // The shortcut next: everything else (the metric, the log line) comes after the kill.
     this.shortcut(event.atMs);
     this.deps.metrics.notifierEvents.inc({ description: event.description });

@@ -316,6 +316,12 @@ export interface KillPath {
   disarm(): boolean;
   /** Delivers what the kill path reported and was not yet delivered, now; waits a moment for a kill being carried out. */
   collect(): void;
+  /**
+   * The main thread's own notification of a crossing of `description`: when the kill path is armed
+   * for it, the main thread waits (a few milliseconds at most, asleep, so the two do not race for a
+   * core) until the kill path has judged the crossing; then it collects what was reported.
+   */
+  standAside(description: string): void;
   /** Whether a plan is armed (ready to fire) now. */
   readonly armed: boolean;
   stop(): Promise<void>;

@@ -144,6 +144,11 @@ export class FakeKillPath implements KillPath {
     for (const report of this.undelivered.splice(0)) this.listener?.(report);
   }
 
+  /** The fake judges at once: what it fired is delivered. */
+  standAside(): void {
+    this.collect();
+  }
+
   /** The thread fires the armed plan at this working set: the report waits for collect() or deliver(). */
   fire(atMs: number, workingSetBytes: bigint, termination = { signalled: 2 }): void {
     const plan = this.plan;

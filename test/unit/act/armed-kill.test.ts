@@ -8,7 +8,7 @@
 
 import { nodeHostFs } from '../../../src/host/host-fs.js';
 import { ArmedKill } from '../../../src/act/armed-kill.js';
-import { controlWord, generationOf, KillState, stateOf, type FromThread, type ThreadPlan, type ToThread } from '../../../src/act/kill-protocol.js';
+import { controlWord, generationOf, KillState, SHARED_WORDS, stateOf, WAKE_VERDICTS, type FromThread, type ThreadPlan, type ToThread } from '../../../src/act/kill-protocol.js';
 import type { EventFd } from '../../../native/native-events.js';
 import { FakeNative } from '../../fakes/fake-native.js';
 import { FakeProcessTable } from '../../fakes/fake-process-table.js';
@@ -50,7 +50,7 @@ beforeEach(() => {
   native.setFile(nodeStat, 'total_inactive_file 0\n');
   native.setFile(`${node.memoryRoot}/${POD_DIR}/memory.usage_in_bytes`, `${100n * MiB}\n`);
   native.setFile(`${node.memoryRoot}/${POD_DIR}/memory.stat`, 'total_inactive_file 0\n');
-  const control = new Int32Array(new SharedArrayBuffer(4));
+  const control = new Int32Array(new SharedArrayBuffer(SHARED_WORDS * 4));
   const posted: FromThread[] = [];
   const inbox: ToThread[] = [];
   const wake = native.createEventFd();
@@ -172,6 +172,8 @@ describe('the kill thread (simulated kernel and node)', () => {
       expect(state()).toBe(KillState.armed);
     }
     expect([10, 20].map((pid) => node.alive(pid))).toEqual([true, true]);
+    // Judged, whatever came of it: a main thread standing aside for it goes on.
+    expect(Atomics.load(scene.control, WAKE_VERDICTS)).toBe(1);
   });
 
   test('a plan the main thread took back does not fire, and a plan sent after it was taken back is not armed', () => {
