@@ -194,9 +194,10 @@ average at each scenario's start is in the table.
 
 On cgroup v1 the kill path answers a hard memory crossing on a thread of its own, with the pod the
 engine ranked first after the last pass or pod change (and again 64 MiB below the threshold): from
-its wake-up to the signal it reads the node's usage and \`memory.stat\`, checks the victim's lead
-and the node lock, and signals through pidfds, so the number of pods and what the main thread is
-doing no longer stand between the kernel's event and the kill. A crossing it does not answer (its
+its wake-up to the signal it reads the node's usage and \`memory.stat\`, the victim's working set,
+and the usage of every pod that could have overtaken it (one pread each, on that thread), checks the
+node lock, and signals through pidfds, so what the main thread is doing no longer stands between
+the kernel's event and the kill. A crossing it does not answer (its
 plan not armed yet, or declined) falls to the main thread's memory shortcut, which reads every
 pod's usage from files kept open (\`docs/observation.md\`); the table says how many went each way.
 

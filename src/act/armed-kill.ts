@@ -2,11 +2,11 @@
 // holds the eventfds of the registered memory points and a wake-up eventfd, one blocking
 // epoll_wait on this thread, and, when the kernel signals the wake point of a hard memory
 // threshold, the plan the engine armed carried out without the main thread: one reading of the
-// cgroup's usage and memory.stat confirms that the working set is past the threshold, the
-// victim's lead over the other pods is checked against how much memory moved since it was ranked,
-// the node lock against the file it held, the shared word is swapped from armed to fired, and the
-// victim's containers are signalled through pidfds, each process proven inside them first
-// (process-signaller.ts). Everything else (the API, the Events, the logs) is the main thread's,
+// cgroup's usage and memory.stat confirms that the working set is past the threshold, the usage
+// of every pod that could have overtaken the victim since it was ranked is read (the victim must
+// still rank first on this moment's figures), the node lock is checked against the file it held,
+// the shared word is swapped from armed to fired, and the victim's containers are signalled
+// through pidfds, each process proven inside them first (process-signaller.ts). Everything else (the API, the Events, the logs) is the main thread's,
 // told afterwards.
 
 import type { HostFs } from '../host/host-fs.js';
@@ -15,7 +15,7 @@ import { inactiveFileKey, memoryStatValue, workingSetBytes } from '../host/memor
 import { errorMessage } from '../errors.js';
 import { EPOLLIN, type EpollFd, type EventFd, type FileFd, type NativeEvents } from '../../native/native-events.js';
 import type { ProcessHandles } from '../../native/process-handles.js';
-import { CONTROL_WORD, controlWord, generationOf, KillState, stateOf, WAKE_VERDICTS, type CrossingOutcome, type FromThread, type ThreadPlan, type ThreadThreshold, type ToThread, type WatchRole } from './kill-protocol.js';
+import { CONTROL_WORD, controlWord, generationOf, KillState, stateOf, WAKE_VERDICTS, type CrossingOutcome, type FromThread, type ThreadPlan, type ThreadRival, type ThreadThreshold, type ToThread, type WatchRole } from './kill-protocol.js';
 import { ProcessSignaller } from './process-signaller.js';
 
 export interface ArmedKillDeps {
@@ -41,8 +41,10 @@ const MAX_EVENTS = 8;
 // memory.stat of a cgroup is a few dozen lines; usage_in_bytes one number.
 const STAT_BUFFER_BYTES = 8192;
 const USAGE_BUFFER_BYTES = 64;
-/** How many verdicts the first plan's warm-up reaches (about 10 µs each, on this thread). */
+/** How many verdicts the first plan's warm-up reaches (about 10 µs each, on this thread, plus a read per rival)... */
 const WARM_UP_VERDICTS = 500;
+/** ...and, on a node of many pods, how many rivals' reads at most: fewer verdicts then. */
+const WARM_UP_RIVAL_READS = 50_000;
 
 type Verdict = { readonly act: 'none' } | { readonly act: 'decline'; readonly reason: string } | { readonly act: 'fire'; readonly usageBytes: bigint; readonly workingSetBytes: bigint };
 const NOTHING: Verdict = { act: 'none' };
@@ -59,10 +61,21 @@ interface InstalledThreshold extends ThreadThreshold {
   readonly statFd: FileFd;
 }
 
+/**
+ * A rival of the installed plan, with the descriptor of its usage, null when it could not be opened
+ * (its memory.stat is opened only when needed), and its point as a number: at 1,000 pods the
+ * rivals are read at every crossing, and numbers parse and compare in a fraction of BigInt's time.
+ */
+interface InstalledRival extends ThreadRival {
+  readonly usageFd: FileFd | null;
+  readonly overtakingBytes: number;
+}
+
 interface Installed {
   readonly generation: number;
   readonly plan: ThreadPlan;
   readonly thresholds: ReadonlyMap<string, InstalledThreshold>;
+  readonly rivals: readonly InstalledRival[];
   readonly victimUsageFd: FileFd;
   readonly victimStatFd: FileFd;
   readonly signaller: ProcessSignaller;
@@ -181,15 +194,18 @@ export class ArmedKill {
     for (const threshold of plan.thresholds) thresholds.set(threshold.description, { ...threshold, usageFd: this.file(threshold.usagePath), statFd: this.file(threshold.statPath) });
     const victimUsagePath = `${plan.podDir}/memory.usage_in_bytes`;
     const victimStatPath = `${plan.podDir}/memory.stat`;
+    // A rival's cgroup may be gone already (the pod change is on its way): that plan then declines.
+    const rivals = plan.rivals.map((rival) => ({ ...rival, usageFd: this.fileIfAny(rival.usagePath), overtakingBytes: Number(rival.overtakingWorkingSetBytes) }));
     const installed: Installed = {
       generation,
       plan,
       thresholds,
+      rivals,
       victimUsageFd: this.file(victimUsagePath),
       victimStatFd: this.file(victimStatPath),
       signaller: ProcessSignaller.at(plan.place, this.deps.fs, this.deps.handles),
     };
-    const used = new Set([victimUsagePath, victimStatPath, ...plan.thresholds.flatMap((t) => [t.usagePath, t.statPath])]);
+    const used = new Set([victimUsagePath, victimStatPath, ...plan.thresholds.flatMap((t) => [t.usagePath, t.statPath]), ...plan.rivals.flatMap((r) => [r.usagePath, r.statPath])]);
     for (const [path, fd] of this.files) {
       if (used.has(path)) continue;
       this.files.delete(path);
@@ -214,7 +230,8 @@ export class ArmedKill {
   // a cold thread). Once per thread: it stays warm.
   private warmUp(installed: Installed): void {
     this.warm = true;
-    for (let i = 0; i < WARM_UP_VERDICTS; i++) {
+    const verdicts = Math.max(20, Math.min(WARM_UP_VERDICTS, Math.floor(WARM_UP_RIVAL_READS / (installed.rivals.length + 1))));
+    for (let i = 0; i < verdicts; i++) {
       for (const threshold of installed.thresholds.values()) this.verdict(installed, { ...threshold, wakeUsageBytes: 0n, workingSetLimitBytes: -1n });
     }
   }
@@ -226,6 +243,14 @@ export class ArmedKill {
       this.files.set(path, fd);
     }
     return fd;
+  }
+
+  private fileIfAny(path: string): FileFd | null {
+    try {
+      return this.file(path);
+    } catch {
+      return null;
+    }
   }
 
   private woken(watch: Watch, wokeAtNs: bigint): void {
@@ -283,31 +308,37 @@ export class ArmedKill {
     if (usageBytes === null || usageBytes < threshold.wakeUsageBytes) return NOTHING;
     const workingSetBytes = this.workingSet(usageBytes, threshold.statFd);
     if (workingSetBytes === null || workingSetBytes <= threshold.workingSetLimitBytes) return NOTHING;
-    const reason = this.distrust(installed, threshold, workingSetBytes);
+    const reason = this.distrust(installed);
     return reason === null ? { act: 'fire', usageBytes, workingSetBytes } : { act: 'decline', reason };
   }
 
   /**
    * Why the plan cannot be carried out on this reading, or null. The victim ranked first when the
-   * plan was made, ahead of every other pod by at least `leadBytes` of working set; the cgroup's
-   * working set has grown by `growth` since. Unless that growth is below the lead, the victim's own
-   * is read: what the others can have gained is the rest (memory other pods freed meanwhile is not
-   * seen here; a pod that goes away is a pod change, on which the main thread ranks again). Then
-   * the node lock: the file this agent held when the plan was armed must still be the lock file.
+   * plan was made; each rival would rank before it at a working set of its own, and sooner by as
+   * much as the victim shrank since (or at once, once the victim fell back to its memory request).
+   * So the victim is read, then each rival's usage, which bounds its working set from above; a
+   * rival at or past its point has its working set read. The node's figures alone could not tell:
+   * memory one pod freed and another took leaves them unchanged. Then the node lock: the file this
+   * agent held when the plan was armed must still be the lock file.
    */
-  private distrust(installed: Installed, threshold: InstalledThreshold, workingSet: bigint): string | null {
+  private distrust(installed: Installed): string | null {
     const { plan } = installed;
-    const lead = plan.leadBytes;
-    const growth = workingSet - threshold.rankedWorkingSetBytes;
-    if (lead !== null && growth >= lead) {
+    if (installed.rivals.length > 0) {
       const victimUsage = this.counter(installed.victimUsageFd);
       const victim = victimUsage === null ? null : this.workingSet(victimUsage, installed.victimStatFd);
       if (victim === null) return `the working set of ${plan.victim.key} cannot be read`;
-      const change = victim - plan.victimWorkingSetBytes;
-      if (plan.victimShrinkAllowanceBytes !== null && -change >= plan.victimShrinkAllowanceBytes) return `${plan.victim.key} fell back to its memory request since it was ranked`;
-      const others = growth - change;
-      const shrink = change < 0n ? -change : 0n;
-      if (others + shrink >= lead) return `the working set beside ${plan.victim.key} grew by ${others} bytes since it was ranked, not less than its lead of ${lead} bytes over the next pod`;
+      const shrink = plan.victimWorkingSetBytes > victim ? plan.victimWorkingSetBytes - victim : 0n;
+      if (plan.victimShrinkAllowanceBytes !== null && shrink >= plan.victimShrinkAllowanceBytes) return `${plan.victim.key} fell back to its memory request since it was ranked`;
+      const shrinkBytes = Number(shrink);
+      for (const rival of installed.rivals) {
+        const pointBytes = rival.overtakingBytes - shrinkBytes;
+        const usage = rival.usageFd === null ? null : this.usage(rival.usageFd);
+        if (usage !== null && usage < pointBytes) continue;
+        const statFd = usage === null ? null : this.fileIfAny(rival.statPath);
+        const workingSet = usage === null || statFd === null ? null : this.workingSet(BigInt(usage), statFd);
+        if (workingSet === null) return `the working set of ${rival.key} cannot be read`;
+        if (workingSet >= BigInt(pointBytes)) return `${rival.key} may rank before ${plan.victim.key} now: its working set ${workingSet} bytes is past the ${pointBytes} at which it would`;
+      }
     }
     if (plan.lock !== null && this.deps.fileId(plan.lock.path) !== plan.lock.fileId) return `the node lock file ${plan.lock.path} is not the one this agent locked`;
     return null;
@@ -320,6 +351,25 @@ export class ArmedKill {
     } catch {
       return null;
     }
+  }
+
+  // A usage file's number, parsed from its bytes (no decoding, no BigInt); null when it cannot be read or holds no number.
+  private usage(fd: FileFd): number | null {
+    let read: number;
+    try {
+      read = this.deps.native.readFromStart(fd, this.usageBuffer);
+    } catch {
+      return null;
+    }
+    const buffer = this.usageBuffer;
+    let value = 0;
+    let digits = 0;
+    for (; digits < read; digits++) {
+      const c = buffer[digits] as number;
+      if (c < 48 || c > 57) break;
+      value = value * 10 + (c - 48);
+    }
+    return digits === 0 ? null : value;
   }
 
   // The working set as the observer computes it (cAdvisor): usage less the hierarchical inactive file pages.

@@ -21,7 +21,7 @@ import { errorMessage } from '../errors.js';
 import { createLibcNativeEvents } from '../../native/libc-native-events.js';
 import { registerMemcgThreshold } from '../../native/memcg-threshold.js';
 import type { EventFd, NativeEvents } from '../../native/native-events.js';
-import { CONTROL_WORD, controlWord, generationOf, KillState, nextGeneration, SHARED_WORDS, stateOf, WAKE_VERDICTS, type FromThread, type ThreadPlan, type ToThread, type WatchRole } from './kill-protocol.js';
+import { CONTROL_WORD, controlWord, generationOf, KillState, nextGeneration, SHARED_WORDS, stateOf, WAKE_VERDICTS, type FromThread, type ThreadPlan, type ThreadRival, type ToThread, type WatchRole } from './kill-protocol.js';
 import type { KillThreadData } from './kill-thread.js';
 import type { PodTerminator } from './pod-terminator.js';
 
@@ -31,8 +31,8 @@ export interface KillPathContext {
   /** The node cgroup (memory.available) and the kubepods cgroup (allocatableMemory.available), relative to it. */
   readonly nodeCgroup: string;
   readonly podCgroupRoot: string;
-  /** The agent's terminator: it finds the victim's containers, and keeps ended what the thread signalled. */
-  readonly terminator: Pick<PodTerminator, 'prepare'>;
+  /** The agent's terminator: it finds the victim's containers and the other pods' cgroups, and keeps ended what the thread signalled. */
+  readonly terminator: Pick<PodTerminator, 'prepare' | 'podCgroupDirs'>;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly native?: NativeEvents;
@@ -42,7 +42,8 @@ export interface KillPathContext {
 const COLLECT_WAIT_MS = 200;
 /**
  * How long the main thread stands aside, its own notification of a crossing in hand, for the
- * thread to judge it: the thread takes about 0.1 ms from its wake-up, but on a busy node the two
+ * thread to judge it: the thread takes 0.5 to 5 ms from its wake-up (most of it reading the pods
+ * that could have overtaken the victim), but on a busy node the two
  * would race for the same core, and a main thread that ran its shortcut first answered the
  * crossing a millisecond or more later than the thread would have.
  */
@@ -106,6 +107,14 @@ export class ThreadedKillPath implements KillPath {
     const prepared = this.context.terminator.prepare(plan.victim);
     if (!prepared.ok) return prepared.reason;
     if (prepared.value.containers.length === 0) return `no container of ${podKey(plan.victim)} found in its cgroup yet`;
+    const rivals: ThreadRival[] = [];
+    const rivalDirs = this.context.terminator.podCgroupDirs(plan.rivals.map((r) => r.pod));
+    for (const [i, rival] of plan.rivals.entries()) {
+      const dir = rivalDirs[i] ?? null;
+      // A pod whose memory cannot be read at the crossing could rank first unseen.
+      if (dir === null) return `no cgroup of ${podKey(rival.pod)} found to read its memory at the crossing`;
+      rivals.push({ key: podKey(rival.pod), usagePath: join(dir, 'memory.usage_in_bytes'), statPath: join(dir, 'memory.stat'), overtakingWorkingSetBytes: rival.overtakingWorkingSetBytes });
+    }
     const thread = this.ensureThread();
     if (thread === null) return `the kill path's thread cannot run: ${this.threadFailure ?? 'unknown'}`;
     // A plan that fired is reported before another is armed (its report names it).
@@ -133,9 +142,8 @@ export class ThreadedKillPath implements KillPath {
         statPath: join(this.cgroupPath(t), 'memory.stat'),
         wakeUsageBytes: t.wakeUsageBytes,
         workingSetLimitBytes: t.workingSetLimitBytes,
-        rankedWorkingSetBytes: t.rankedWorkingSetBytes,
       })),
-      leadBytes: plan.leadBytes,
+      rivals,
       victimWorkingSetBytes: plan.victimWorkingSetBytes,
       victimShrinkAllowanceBytes: plan.victimShrinkAllowanceBytes,
       lock: plan.lock,

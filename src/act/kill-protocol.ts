@@ -57,7 +57,15 @@ export interface ThreadThreshold {
   readonly statPath: string;
   readonly wakeUsageBytes: bigint;
   readonly workingSetLimitBytes: bigint;
-  readonly rankedWorkingSetBytes: bigint;
+}
+
+/** A pod that would rank before the victim at `overtakingWorkingSetBytes`, with the files its working set is read from. */
+export interface ThreadRival {
+  /** `namespace/name`, for the reason a plan is declined. */
+  readonly key: string;
+  readonly usagePath: string;
+  readonly statPath: string;
+  readonly overtakingWorkingSetBytes: bigint;
 }
 
 /** A plan as the thread holds it: every path found, every figure exact. */
@@ -69,7 +77,7 @@ export interface ThreadPlan {
   readonly containers: readonly string[];
   readonly signal: 'SIGTERM' | 'SIGKILL';
   readonly thresholds: readonly ThreadThreshold[];
-  readonly leadBytes: bigint | null;
+  readonly rivals: readonly ThreadRival[];
   readonly victimWorkingSetBytes: bigint;
   readonly victimShrinkAllowanceBytes: bigint | null;
   readonly lock: { readonly path: string; readonly fileId: string } | null;

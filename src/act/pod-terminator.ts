@@ -90,6 +90,11 @@ export interface PodTerminator extends LocalTerminator {
   adopt(pod: Pod, gracePeriodMs: number): void;
   /** The pod's containers to end, found now, without signalling or remembering anything. */
   prepare(pod: Pod): ReadResult<PreparedTermination>;
+  /**
+   * Each pod's cgroup directory, found as `terminate` finds it (null when it has none here); only
+   * these pods' and the ended pods' directories stay remembered, so pod churn does not grow them.
+   */
+  podCgroupDirs(pods: readonly Pod[]): (string | null)[];
 }
 
 /** The terminator for the compiled `observe` settings: the pods' cgroups are found as the observer finds them. */
@@ -307,6 +312,21 @@ export function createPodTerminator(settings: Pick<ObserveSettings, 'hostRoot' |
       const namespaceRoot = cgroups.signaller.namespaceRoot();
       if (!namespaceRoot.ok) return readFailed(namespaceRoot.reason);
       return readOk({ podDir, containers, place: { procRoot, memoryRoot: cgroups.layout.memoryRoot, version: cgroups.layout.version, selfPid, namespaceRoot: namespaceRoot.value } });
+    },
+    podCgroupDirs(pods: readonly Pod[]): (string | null)[] {
+      const cgroups = nodeCgroups();
+      if (!cgroups.ok) return pods.map(() => null);
+      const { locator } = cgroups.value;
+      const uids = new Set(terminated.keys());
+      const dirs = pods.map((pod) => {
+        const id = isPodUid(pod.metadata.uid) ? nodePodUid(pod) : null;
+        if (id?.ok !== true || !isPodUid(id.uid)) return null;
+        uids.add(id.uid);
+        const located = locator.locateOrWhy(id.uid, pod.status?.qosClass);
+        return located.ok ? located.value : null;
+      });
+      locator.retain(uids);
+      return dirs;
     },
     release(uid: string) {
       // By the API UID the daemon knows; a static pod's entry is under its node UID.

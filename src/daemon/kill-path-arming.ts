@@ -3,8 +3,10 @@
 // notification. The victim is the pod the memory shortcut would choose now (the kubelet's memory
 // ranking, src/eviction/memory-shortcut.ts), and the eviction is the engine's for a working set one
 // byte past the threshold, so the grace period, and whether the pod is ended locally at all, are
-// exactly what the main thread would do. The plan also carries how the victim leads the other
-// pods, so the thread can tell, at the crossing, that no other pod can have overtaken it.
+// exactly what the main thread would do. The plan also carries, for every other pod that could
+// come first by growing, the working set at which it would: the thread reads those pods' usage at
+// the crossing, so a pod that overtook the victim since the arming (memory moved between pods, the
+// node's total unchanged) is never passed over for it.
 //
 // Nothing is armed where the main thread would not end a pod at once itself: in a dry run, without
 // local termination, while the agent may not act (its Node is not this host, another agent holds
@@ -17,7 +19,7 @@
 import type { Logger } from '../api/logger.js';
 import { computeMemoryThresholds, isProblem, memoryThresholdTargets, type MemoryThresholdFigures } from '../api/memory-thresholds.js';
 import { podKey, type Pod } from '../api/pod.js';
-import { SYSTEM_CONTAINER_PODS, type MemoryStats, type PodStats, type Summary } from '../api/summary.js';
+import { SYSTEM_CONTAINER_PODS, type PodStats, type Summary } from '../api/summary.js';
 import { errorMessage } from '../errors.js';
 import type { EvictionManager } from '../eviction/manager.js';
 import { MemoryVictimSearch } from '../eviction/memory-shortcut.js';
@@ -92,7 +94,7 @@ export class KillPathArming {
       this.deps.killPath.disarm();
       if (outcome.notArmed !== this.lastNotArmed) this.log.info('kill path not armed; the main thread answers memory notifications', { reason: outcome.notArmed });
     } else if (this.lastNotArmed !== null) this.log.info('kill path armed', { victim: podKey(outcome.plan.victim) });
-    else this.log.debug('kill path armed again', { victim: podKey(outcome.plan.victim), leadBytes: outcome.plan.leadBytes?.toString() ?? null });
+    else this.log.debug('kill path armed again', { victim: podKey(outcome.plan.victim), rivals: outcome.plan.rivals.length });
     this.lastNotArmed = 'notArmed' in outcome ? outcome.notArmed : null;
     return outcome;
   }
@@ -144,7 +146,6 @@ export class KillPathArming {
         signal: f.target.signal,
         wakeUsageBytes: f.memcgThresholdBytes,
         workingSetLimitBytes,
-        rankedWorkingSetBytes: BigInt(statsOf(node, f)?.workingSetBytes ?? 0),
         approachUsageBytes: f.memcgThresholdBytes > APPROACH_DISTANCE_BYTES ? f.memcgThresholdBytes - APPROACH_DISTANCE_BYTES : null,
       });
     }
@@ -153,7 +154,7 @@ export class KillPathArming {
       victim,
       gracePeriodMs: executor.localGracePeriodMs(eviction),
       thresholds,
-      leadBytes: lead.leadBytes,
+      rivals: lead.rivals,
       victimWorkingSetBytes: lead.workingSetBytes,
       victimShrinkAllowanceBytes: lead.shrinkAllowanceBytes,
       lock: this.deps.lockFile(),
@@ -184,10 +185,4 @@ function crossingSummary(figures: MemoryThresholdFigures, workingSetBytes: bigin
   const memory = { time: '', availableBytes: Number(available < 0n ? 0n : available), workingSetBytes: Number(workingSetBytes), usageBytes: Number(workingSetBytes + figures.inactiveFileBytes) };
   if (figures.target.signal === 'memory.available') return { node: { memory } };
   return { node: { systemContainers: [{ name: SYSTEM_CONTAINER_PODS, memory }] } };
-}
-
-// The stats a threshold's figures were computed from (computeMemoryThresholds found them complete).
-function statsOf(node: Summary, figures: MemoryThresholdFigures): MemoryStats | undefined {
-  if (figures.target.signal === 'memory.available') return node.node.memory;
-  return node.node.systemContainers?.find((c) => c.name === SYSTEM_CONTAINER_PODS)?.memory;
 }

@@ -251,8 +251,6 @@ export interface KillPathThreshold {
   readonly wakeUsageBytes: bigint;
   /** The threshold is met when the working set is above this (the engine's `threshold > capacity − workingSet`). */
   readonly workingSetLimitBytes: bigint;
-  /** The cgroup's working set when the victim was ranked. */
-  readonly rankedWorkingSetBytes: bigint;
   /** The usage at which the kernel wakes the kill path to have the victim ranked again on the way up; null for none. */
   readonly approachUsageBytes: bigint | null;
 }
@@ -267,8 +265,12 @@ export interface KillPathPlan {
   /** Its local termination's grace period: SIGTERM first, or SIGKILL at once when 0. */
   readonly gracePeriodMs: number;
   readonly thresholds: readonly KillPathThreshold[];
-  /** The least any other pod's working set must grow to rank before the victim; null when no other pod can. */
-  readonly leadBytes: bigint | null;
+  /**
+   * Every other pod that would rank before the victim once its working set reached
+   * `overtakingWorkingSetBytes` (the victim unchanged): the thread reads each one's usage at the
+   * crossing, so the kill stands for the ranking on that moment's figures, not the arming's.
+   */
+  readonly rivals: readonly { readonly pod: Pod; readonly overtakingWorkingSetBytes: bigint }[];
   /** The victim's working set when ranked. */
   readonly victimWorkingSetBytes: bigint;
   /** How far the victim's working set may shrink before it falls back below its request (and behind pods that exceed theirs); null when it is not above it. */

@@ -106,12 +106,22 @@ function overtakingGrowthBytes(first: RankKey, other: RankKey): bigint | null {
   return past < toExceed ? past : toExceed;
 }
 
+/** A pod that would rank before the victim once its working set reached `overtakingWorkingSetBytes`. */
+export interface VictimRival {
+  readonly pod: Pod;
+  readonly overtakingWorkingSetBytes: bigint;
+}
+
 /** How the victim leads the other candidates, for a kill planned ahead of the crossing. */
 export interface VictimLead {
   /** The victim's working set. */
   readonly workingSetBytes: bigint;
-  /** The least any other candidate's working set must grow to rank first; null when none can. */
-  readonly leadBytes: bigint | null;
+  /**
+   * Every other candidate that can rank first by growing, with the working set at which it would
+   * (the victim unchanged). That point depends on the victim's figures and the pod's request,
+   * priority and place, not on the pod's own working set, so it is exact for a pod not read too.
+   */
+  readonly rivals: readonly VictimRival[];
   /** How far the victim's working set may shrink and still exceed its request; null when it does not exceed it. */
   readonly shrinkAllowanceBytes: bigint | null;
 }
@@ -243,20 +253,19 @@ export class MemoryVictimSearch {
   }
 
   /**
-   * How the victim leads every other candidate (the keys of the pods not read are their usage, an
-   * upper bound of the working set, so their growth to overtake is never overstated); null when
-   * there is no victim, or it is a pod without stats.
+   * How the victim leads every other candidate (the pods not read are keyed on their usage, which
+   * moves no pod's overtaking point); null when there is no victim, or it is a pod without stats.
    */
   get lead(): VictimLead | null {
     const victim = this.victim;
     const first = this.best;
     if (victim === null || this.absent !== null || first === null) return null;
-    let leadBytes: bigint | null = null;
+    const rivals: VictimRival[] = [];
     for (const other of [...this.others, ...this.heap.remaining]) {
       const growth = overtakingGrowthBytes(first, other);
-      if (growth !== null && (leadBytes === null || growth < leadBytes)) leadBytes = growth;
+      if (growth !== null) rivals.push({ pod: this.pods[other.index] as Pod, overtakingWorkingSetBytes: other.workingSetBytes + growth });
     }
-    return { workingSetBytes: first.workingSetBytes, leadBytes, shrinkAllowanceBytes: first.exceeds ? first.excessBytes : null };
+    return { workingSetBytes: first.workingSetBytes, rivals, shrinkAllowanceBytes: first.exceeds ? first.excessBytes : null };
   }
 
   /** How many working sets were read (for the metrics and the benchmarks). */

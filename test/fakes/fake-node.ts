@@ -17,6 +17,11 @@ export class FakeObserver implements NodeObserver {
   problems: string[] = [];
   failWith: Error | null = null;
   readonly observedPods: (readonly Pod[])[] = [];
+  /**
+   * A pass that does not read the pods (reduced reads): the pods' figures it reports, carried from
+   * an earlier reading, in place of the Summary's; the memory reader still reads the Summary's.
+   */
+  carriedPods: PodStats[] | null = null;
   /** Whether a pod's volumes are still on the kubelet's root; left out, the observer cannot tell. */
   podVolumesPresent?: (pod: Pod) => boolean | undefined;
 
@@ -28,7 +33,8 @@ export class FakeObserver implements NodeObserver {
   async observe(pods: readonly Pod[]): Promise<Observation> {
     this.observedPods.push(pods);
     if (this.failWith !== null) throw this.failWith;
-    return { summary: this.summary, dedicatedImageFs: this.dedicatedImageFs, splitContainerFs: this.splitContainerFs, problems: this.problems };
+    const summary = this.carriedPods === null ? this.summary : { ...this.summary, pods: this.carriedPods };
+    return { summary, dedicatedImageFs: this.dedicatedImageFs, splitContainerFs: this.splitContainerFs, problems: this.problems };
   }
 
   /** Gives the observer a memory reader of its current Summary: every pod listed has exact stats, the others none. */

@@ -2,7 +2,7 @@
 // armed on a sandbox node, a real allocation crosses it, and the planned victim's containers are
 // signalled by that thread, and nothing else (the pod's sandbox process, a sibling pod, processes
 // around the node); a victim process that left its cgroup before the crossing is never signalled;
-// a plan whose victim other pods may have overtaken, or whose node lock file moved, is declined;
+// a plan whose victim another pod may have overtaken, or whose node lock file moved, is declined;
 // a plan taken back never fires; and a stop while armed ends the thread at once and leaves no
 // descriptor behind.
 
@@ -69,7 +69,7 @@ function memoryOf(dir: string): { usageBytes: bigint; workingSetBytes: bigint } 
 }
 
 /** A plan whose hard memory.available threshold is met `headroomBytes` above the node's working set now. */
-function planFor(victim: Pod, victimDir: string, options: { headroomBytes?: bigint; leadBytes?: bigint | null; lock?: KillPathPlan['lock'] } = {}): KillPathPlan {
+function planFor(victim: Pod, victimDir: string, options: { headroomBytes?: bigint; rivals?: KillPathPlan['rivals']; lock?: KillPathPlan['lock'] } = {}): KillPathPlan {
   const headroom = options.headroomBytes ?? 24n * MiB;
   const node = memoryOf(NODE_CGROUP_IN_SANDBOX);
   return {
@@ -81,11 +81,10 @@ function planFor(victim: Pod, victimDir: string, options: { headroomBytes?: bigi
         signal: 'memory.available',
         wakeUsageBytes: node.usageBytes + headroom,
         workingSetLimitBytes: node.workingSetBytes + headroom,
-        rankedWorkingSetBytes: node.workingSetBytes,
         approachUsageBytes: null,
       },
     ],
-    leadBytes: options.leadBytes === undefined ? null : options.leadBytes,
+    rivals: options.rivals ?? [],
     victimWorkingSetBytes: memoryOf(victimDir).workingSetBytes,
     victimShrinkAllowanceBytes: null,
     lock: options.lock ?? null,
@@ -168,15 +167,22 @@ describe('the kill path on cgroup v1 (root, real kernel)', () => {
     }
   });
 
-  test('a plan is declined when other pods grew past the victim\'s lead, or the node lock file is not the one locked', async () => {
+  test('a plan is declined when a rival pod grew past the point at which it would rank first, or the node lock file is not the one locked', async () => {
     if (skip()) return;
     const s = theSandbox();
     const { victim, bystanders } = await victimScene();
+    const rival = await startScenePod(s, 'rival', { app: 'c' });
     const lockDir = mkdtempSync(join(tmpdir(), 'kea-kill-path-'));
     const harness = startKillPath(s);
     try {
       const cases = [
-        { label: 'lead', plan: (): KillPathPlan => planFor(victim.pod, victim.dir, { leadBytes: 8n * MiB }), reason: /grew by \d+ bytes since it was ranked/ },
+        {
+          label: 'rival',
+          // The rival would rank first 8 MiB above its working set now; its own allocation crosses.
+          plan: (): KillPathPlan => planFor(victim.pod, victim.dir, { rivals: [{ pod: rival.pod, overtakingWorkingSetBytes: memoryOf(rival.dir).workingSetBytes + 8n * MiB }] }),
+          grower: rival.container(containerIdOf('c')),
+          reason: /termination\/rival may rank before termination\/victim now/,
+        },
         {
           label: 'lock',
           plan: (): KillPathPlan => {
@@ -189,14 +195,15 @@ describe('the kill path on cgroup v1 (root, real kernel)', () => {
             writeFileSync(lockPath, '');
             return planFor(victim.pod, victim.dir, { lock: { path: lockPath, fileId: `${locked.dev}:${locked.ino}` } });
           },
+          grower: `${NODE_CGROUP_IN_SANDBOX}/kubepods/burstable/podgrower-lock/${containerIdOf('f')}`,
           reason: /node lock file .* is not the one this agent locked/,
         },
       ];
-      for (const { label, plan, reason } of cases) {
+      for (const { label, plan, grower: growerDir, reason } of cases) {
         harness.reports.length = 0;
         await armed(harness, plan());
         // Another pod grows: the victim does not.
-        const grower = await allocate(`${NODE_CGROUP_IN_SANDBOX}/kubepods/burstable/podgrower-${label}/${containerIdOf('f')}`);
+        const grower = await allocate(growerDir);
         await waitFor(`the ${label} case declined`, () => harness.reports.some((r) => r.kind === 'declined'), 20_000);
         const declined = harness.reports.find((r) => r.kind === 'declined');
         expect([label, declined?.kind === 'declined' ? declined.reason : '']).toEqual([label, expect.stringMatching(reason)]);
@@ -205,7 +212,7 @@ describe('the kill path on cgroup v1 (root, real kernel)', () => {
         if (grower !== null) await s.kill(grower);
       }
       await settle(100);
-      expect([victim.pause, ...Object.values(victim.containers), ...bystanders].filter((p) => !alive(p.pid)).map((p) => p.cgroup)).toEqual([]);
+      expect([victim.pause, ...Object.values(victim.containers), rival.pause, ...Object.values(rival.containers), ...bystanders].filter((p) => !alive(p.pid)).map((p) => p.cgroup)).toEqual([]);
     } finally {
       await harness.killPath.stop();
       rmSync(lockDir, { recursive: true, force: true });

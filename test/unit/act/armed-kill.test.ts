@@ -1,8 +1,8 @@
 // The kill thread's decisions (src/act/armed-kill.ts), run here on the test's own thread: a
 // simulated kernel (eventfds, epoll, the cgroups' memory files) and a simulated node (cgroup.procs,
 // /proc, pidfds that record every signal). A wake-up fires only the armed plan, only for a working
-// set past the threshold, only while the victim's lead covers what the others may have gained and
-// the node lock file is the one locked, only once the shared word is swapped from armed to fired;
+// set past the threshold, only while no rival pod's working set has reached the point at which it
+// would rank before the victim (less what the victim shrank), and the node lock file is the one locked, only once the shared word is swapped from armed to fired;
 // it signals the victim's containers and nothing else, and reports after. Plans replace one another
 // without a moment unarmed, a plan taken back never arms, and a stop closes every descriptor.
 
@@ -16,6 +16,7 @@ import { FakeProcessTable } from '../../fakes/fake-process-table.js';
 const MiB = 1024n * 1024n;
 const UID = '0d5f5c6e-1b2a-4c3d-9e8f-7a6b5c4d3e2f';
 const POD_DIR = `kubepods/burstable/pod${UID}`;
+const RIVAL_DIR = 'kubepods/burstable/pod1111';
 const id = (digit: string): string => digit.repeat(64);
 const DESCRIPTION = 'hard memory eviction threshold';
 const LOCK_PATH = '/var/run/kube-eviction-agent/node.lock';
@@ -42,7 +43,7 @@ beforeEach(() => {
   node.start(10, `${POD_DIR}/${id('0')}`, 100); // the sandbox (pause)
   node.start(11, `${POD_DIR}/${id('a')}`, 200);
   node.start(12, `${POD_DIR}/${id('a')}`, 210);
-  node.start(20, `kubepods/burstable/pod1111/${id('b')}`, 300); // a bystander pod
+  node.start(20, `${RIVAL_DIR}/${id('b')}`, 300); // a bystander pod, the victim's rival
   const native = new FakeNative();
   const nodeUsage = `${node.memoryRoot}/memory.usage_in_bytes`;
   const nodeStat = `${node.memoryRoot}/memory.stat`;
@@ -50,6 +51,8 @@ beforeEach(() => {
   native.setFile(nodeStat, 'total_inactive_file 0\n');
   native.setFile(`${node.memoryRoot}/${POD_DIR}/memory.usage_in_bytes`, `${100n * MiB}\n`);
   native.setFile(`${node.memoryRoot}/${POD_DIR}/memory.stat`, 'total_inactive_file 0\n');
+  native.setFile(`${node.memoryRoot}/${RIVAL_DIR}/memory.usage_in_bytes`, `${300n * MiB}\n`);
+  native.setFile(`${node.memoryRoot}/${RIVAL_DIR}/memory.stat`, 'total_inactive_file 0\n');
   const control = new Int32Array(new SharedArrayBuffer(SHARED_WORDS * 4));
   const posted: FromThread[] = [];
   const inbox: ToThread[] = [];
@@ -79,14 +82,20 @@ function plan(changes: Partial<ThreadPlan> = {}): ThreadPlan {
     podDir: `${node.memoryRoot}/${POD_DIR}`,
     containers: [`${node.memoryRoot}/${POD_DIR}/${id('a')}`],
     signal: 'SIGTERM',
-    thresholds: [{ description: DESCRIPTION, usagePath: nodeUsage, statPath: nodeStat, wakeUsageBytes: 800n * MiB, workingSetLimitBytes: 800n * MiB, rankedWorkingSetBytes: 700n * MiB }],
-    leadBytes: null,
+    thresholds: [{ description: DESCRIPTION, usagePath: nodeUsage, statPath: nodeStat, wakeUsageBytes: 800n * MiB, workingSetLimitBytes: 800n * MiB }],
+    rivals: [],
     victimWorkingSetBytes: 100n * MiB,
     victimShrinkAllowanceBytes: null,
     lock: null,
     place: { procRoot: node.procRoot, memoryRoot: node.memoryRoot, version: 'v1', selfPid: node.selfPid, namespaceRoot: '/' },
     ...changes,
   };
+}
+
+/** The bystander pod as a rival that would rank before the victim at `pointBytes` of working set. */
+function rival(pointBytes: bigint): ThreadPlan['rivals'] {
+  const dir = `${scene.node.memoryRoot}/${RIVAL_DIR}`;
+  return [{ key: 'default/batch', usagePath: `${dir}/memory.usage_in_bytes`, statPath: `${dir}/memory.stat`, overtakingWorkingSetBytes: pointBytes }];
 }
 
 /** Sends `messages` as the main thread does (then a write of the wake-up eventfd), and runs one turn. */
@@ -109,11 +118,19 @@ function watch(passed = false): EventFd {
   return eventFd;
 }
 
-function memory(usageBytes: bigint, inactiveBytes = 0n, victimBytes = 100n * MiB): void {
+function memory(usageBytes: bigint, inactiveBytes = 0n, victimBytes = 100n * MiB, rivalMemory: { usageBytes: bigint; inactiveBytes: bigint } | 'gone' = { usageBytes: 300n * MiB, inactiveBytes: 0n }): void {
   const { native, node, nodeUsage, nodeStat } = scene;
   native.setFile(nodeUsage, `${usageBytes}\n`);
   native.setFile(nodeStat, `cache 1\ntotal_inactive_file ${inactiveBytes}\n`);
   native.setFile(`${node.memoryRoot}/${POD_DIR}/memory.usage_in_bytes`, `${victimBytes}\n`);
+  const rivalDir = `${node.memoryRoot}/${RIVAL_DIR}`;
+  if (rivalMemory === 'gone') {
+    native.removeFile(`${rivalDir}/memory.usage_in_bytes`);
+    native.removeFile(`${rivalDir}/memory.stat`);
+    return;
+  }
+  native.setFile(`${rivalDir}/memory.usage_in_bytes`, `${rivalMemory.usageBytes}\n`);
+  native.setFile(`${rivalDir}/memory.stat`, `total_inactive_file ${rivalMemory.inactiveBytes}\n`);
 }
 
 /** The kernel signals the point; one turn of the thread. */
@@ -132,6 +149,9 @@ describe('the kill thread (simulated kernel and node)', () => {
     readonly usageBytes: bigint;
     readonly inactiveBytes?: bigint;
     readonly victimBytes?: bigint;
+    /** The bystander pod as a rival, ranking before the victim from this working set on. */
+    readonly rivalPoint?: bigint;
+    readonly rivalMemory?: { usageBytes: bigint; inactiveBytes: bigint } | 'gone';
     readonly lockNow?: string;
     readonly fires: boolean;
     readonly declined?: RegExp;
@@ -140,18 +160,29 @@ describe('the kill thread (simulated kernel and node)', () => {
     { name: 'usage below the wake point (a crossing downwards): nothing', usageBytes: 790n * MiB, fires: false },
     { name: 'usage past the wake point, the working set not past the limit (the page cache grew): nothing', usageBytes: 820n * MiB, inactiveBytes: 30n * MiB, fires: false },
     { name: 'exactly at the limit (equality never meets a threshold): nothing', usageBytes: 800n * MiB, fires: false },
-    { name: 'grown less than the lead since ranked: fires without reading the victim', plan: { leadBytes: 200n * MiB }, usageBytes: 820n * MiB, victimBytes: 1n, fires: true },
-    { name: 'grown more than the lead, all of it the victim\'s: fires', plan: { leadBytes: 50n * MiB }, usageBytes: 820n * MiB, victimBytes: 215n * MiB, fires: true },
-    { name: 'grown more than the lead, the victim not: declined', plan: { leadBytes: 50n * MiB }, usageBytes: 820n * MiB, victimBytes: 100n * MiB, fires: false, declined: /grew by 125829120 bytes since it was ranked, not less than its lead of 52428800 bytes/ },
-    { name: 'the victim shrank back to its request: declined', plan: { leadBytes: 50n * MiB, victimShrinkAllowanceBytes: 10n * MiB }, usageBytes: 820n * MiB, victimBytes: 90n * MiB, fires: false, declined: /fell back to its memory request/ },
+    { name: 'every rival below its point: fires', rivalPoint: 400n * MiB, usageBytes: 820n * MiB, fires: true },
+    // Memory moved between pods since the plan was made: another pod freed what the rival took, so
+    // the node's working set says nothing of it; the rival ranks first on this moment's figures.
+    {
+      name: 'a rival past its point, the node\'s working set barely moved (another pod freed what it took): declined',
+      rivalPoint: 400n * MiB,
+      usageBytes: 801n * MiB,
+      rivalMemory: { usageBytes: 450n * MiB, inactiveBytes: 0n },
+      fires: false,
+      declined: /default\/batch may rank before default\/web now: its working set 471859200 bytes is past the 419430400/,
+    },
+    { name: 'a rival\'s usage past its point, its working set not (page cache): fires', rivalPoint: 400n * MiB, usageBytes: 820n * MiB, rivalMemory: { usageBytes: 450n * MiB, inactiveBytes: 100n * MiB }, fires: true },
+    { name: 'the victim shrank: a rival\'s point comes down by as much: declined', rivalPoint: 400n * MiB, usageBytes: 820n * MiB, victimBytes: 60n * MiB, rivalMemory: { usageBytes: 370n * MiB, inactiveBytes: 0n }, fires: false, declined: /past the 377487360 at which it would/ },
+    { name: 'a rival\'s memory cannot be read (its cgroup gone): declined', rivalPoint: 400n * MiB, usageBytes: 820n * MiB, rivalMemory: 'gone', fires: false, declined: /the working set of default\/batch cannot be read/ },
+    { name: 'the victim shrank back to its request: declined', plan: { victimShrinkAllowanceBytes: 10n * MiB }, rivalPoint: 400n * MiB, usageBytes: 820n * MiB, victimBytes: 90n * MiB, fires: false, declined: /fell back to its memory request/ },
     { name: 'the node lock file is the one locked: fires', plan: { lock: { path: LOCK_PATH, fileId: '8:42' } }, usageBytes: 820n * MiB, fires: true },
     { name: 'the node lock file was moved aside: declined', plan: { lock: { path: LOCK_PATH, fileId: '8:42' } }, lockNow: '8:43', usageBytes: 820n * MiB, fires: false, declined: /node lock file .* is not the one this agent locked/ },
   ];
-  test.each(cases)('$name', ({ plan: changes, usageBytes, inactiveBytes, victimBytes, lockNow, fires, declined }) => {
-    arm(1, plan(changes));
+  test.each(cases)('$name', ({ plan: changes, rivalPoint, usageBytes, inactiveBytes, victimBytes, rivalMemory, lockNow, fires, declined }) => {
+    arm(1, plan({ ...changes, ...(rivalPoint === undefined ? {} : { rivals: rival(rivalPoint) }) }));
     expect(state()).toBe(KillState.armed);
     const point = watch();
-    memory(usageBytes, inactiveBytes, victimBytes);
+    memory(usageBytes, inactiveBytes, victimBytes, rivalMemory);
     if (lockNow !== undefined) scene.files.set(LOCK_PATH, lockNow);
     kernelSignals(point);
     const { node } = scene;

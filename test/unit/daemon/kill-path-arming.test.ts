@@ -125,10 +125,11 @@ describe('what the kill path is armed with', () => {
     expect(plan?.gracePeriodMs).toBe(1000);
     const limit = BigInt(8 * Gi - 500 * Mi);
     expect(plan?.thresholds).toEqual([
-      { description: 'hard memory eviction threshold', signal: 'memory.available', wakeUsageBytes: limit, workingSetLimitBytes: limit, rankedWorkingSetBytes: BigInt(4 * Gi), approachUsageBytes: limit - APPROACH_DISTANCE_BYTES },
+      { description: 'hard memory eviction threshold', signal: 'memory.available', wakeUsageBytes: limit, workingSetLimitBytes: limit, approachUsageBytes: limit - APPROACH_DISTANCE_BYTES },
     ]);
-    // batch (100Mi over its request) must grow by leaky's excess less its own, and one byte, to come first.
-    expect(plan?.leadBytes).toBe(BigInt(3 * Gi - 100 * Mi - 100 * Mi + 1));
+    // batch comes first once over its request by leaky's excess and one byte (it comes after leaky
+    // in the node's order); mirror, critical, never does.
+    expect(plan?.rivals.map((r) => [r.pod.metadata.name, r.overtakingWorkingSetBytes])).toEqual([['batch', BigInt(100 * Mi + 3 * Gi - 100 * Mi + 1)]]);
     expect(plan?.victimWorkingSetBytes).toBe(BigInt(3 * Gi));
     expect(plan?.victimShrinkAllowanceBytes).toBe(BigInt(3 * Gi - 100 * Mi));
     expect(plan?.lock).toBeNull();
@@ -171,6 +172,25 @@ describe('what the kill path is armed with', () => {
       harness = null;
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the figures the plan is made from', () => {
+  test('the pods\' memory read when arming, not the figures a pass that did not read the pods carried', async () => {
+    harness = await start();
+    const h = harness;
+    expect(victimOf(h)).toBe('leaky');
+    // The passes from now on carry the pods' figures of the first one (leaky far first)...
+    h.observer.carriedPods = h.observer.summary.pods ?? [];
+    // ...while batch grows past it and leaky shrinks, the node's total unchanged (no threshold near).
+    h.usage[UID.batch] = { name: 'batch', bytes: 3 * Gi };
+    h.usage[UID.leaky] = { name: 'leaky', bytes: 200 * Mi };
+    h.setAvailable(4 * Gi);
+    await h.clock.stepAsync(10_000);
+    expect(h.observer.observedPods.length).toBeGreaterThan(1);
+    expect(victimOf(h)).toBe('batch');
+    expect(h.killPath.plan?.victimWorkingSetBytes).toBe(BigInt(3 * Gi));
+    expect(h.killPath.plan?.rivals.map((r) => [r.pod.metadata.name, r.overtakingWorkingSetBytes])).toEqual([['leaky', BigInt(100 * Mi + 3 * Gi - 100 * Mi)]]);
   });
 });
 
