@@ -23,6 +23,8 @@ export interface KillThreadData {
 /** The longest one wait lasts; the thread only ever needs waking by the kernel or the main thread. */
 const WAIT_TIMEOUT_MS = 10_000;
 
+// Its imports are loaded before this line runs, so loading it elsewhere shows they resolve.
+if (workerData === null) throw new Error("kill-thread.js runs as the kill path's worker thread");
 const data = workerData as KillThreadData;
 const { port } = data;
 const kill = new ArmedKill({

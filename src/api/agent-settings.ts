@@ -81,6 +81,12 @@ export interface NotifierSettings {
    * what the kernel does past that point (it throttles and reclaims there), so it is off by default.
    */
   readonly memoryHighWakeup: boolean;
+  /**
+   * cgroup v1 (memcg-v1 mode): answer a hard memory threshold's crossing from a worker thread of
+   * its own, with the victim ranked beforehand (docs/notifier.md, the kill path). The thread's V8
+   * isolate costs about 12 MiB of RSS; off, the main thread answers every crossing.
+   */
+  readonly killPath: boolean;
 }
 
 /** How chosen pods are removed. */

@@ -136,7 +136,7 @@ export function hostTerminator(config: LoadedConfig, context: NodeSideContext): 
  * (cgroup.event_control) wake it. On any other mode there is none: the main thread answers.
  */
 export function hostKillPath(config: LoadedConfig, context: NodeSideContext, notifier: MemoryThresholdNotifier, terminator: PodTerminator): KillPath | undefined {
-  if (notifier.mode !== 'memcg-v1') return undefined;
+  if (notifier.mode !== 'memcg-v1' || !config.agent.notifier.killPath) return undefined;
   const { cgroupRoot, nodeCgroup, podCgroupRoot } = kernelCgroups(config, context);
   return new ThreadedKillPath({ memoryMount: posix.join(cgroupRoot, 'memory'), nodeCgroup, podCgroupRoot, terminator, clock: context.clock, logger: context.logger });
 }

@@ -109,6 +109,7 @@ export function notifierSection(r: SettingReaders, reader: ConfigReader, notifie
     // The fixed interval became an adaptive one; say so rather than "unknown field".
     fastCheckInterval: (e) => reader.problem(e.field, e.valueNode, 'was replaced by fastCheckMinInterval and fastCheckMaxInterval: the fast check now adapts its interval to the distance to the threshold'),
     memoryHighWakeup: (e) => r.bool(e, (v) => (notifier.memoryHighWakeup = v)),
+    killPath: (e) => r.bool(e, (v) => (notifier.killPath = v)),
   };
 }
 

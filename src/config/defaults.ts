@@ -142,6 +142,7 @@ export function defaultAgentSettings(): AgentSettings {
       fastCheckMaxIntervalMs: 10_000,
       fastCheckAllocationBytesPerSecond: 4 * 1024 ** 3,
       memoryHighWakeup: false,
+      killPath: true,
     },
     actions: {
       dryRun: false,

@@ -216,13 +216,17 @@ describe('the agent runs from the tree', () => {
     walk(join(ready().app, 'dist'));
     // main.js parses the command line when loaded; it is run above instead. A worker thread's
     // script is loaded as replay loads it, on a thread of its own (without this script's
-    // --input-type), until it says it is ready.
+    // --input-type), until it says it is ready. The kill path's thread needs the kill path's
+    // channel and eventfd: loaded here, it refuses once its imports have loaded, and that refusal
+    // is what shows they resolve.
     const workers = files.filter((f) => f.endsWith(join('dist', 'src', 'replay', 'parse-worker.js')));
-    const modules = files.filter((f) => !f.endsWith(join('dist', 'src', 'main.js')) && !workers.includes(f));
+    const killThread = files.filter((f) => f.endsWith(join('dist', 'src', 'act', 'kill-thread.js')));
+    const modules = files.filter((f) => !f.endsWith(join('dist', 'src', 'main.js')) && !workers.includes(f) && !killThread.includes(f));
     expect(modules.length).toBeGreaterThan(10);
     expect(workers).toHaveLength(1);
+    expect(killThread).toHaveLength(1);
     const startWorker = `(f) => new Promise((resolve, reject) => { const w = new Worker(f, { execArgv: [] }); w.once('message', () => { resolve(); void w.terminate(); }); w.once('error', reject); w.once('exit', (code) => reject(new Error('exited with ' + code + ' before it was ready'))); })`;
-    const script = `import { Worker } from 'node:worker_threads'; const failed = []; for (const f of ${JSON.stringify(modules)}) { try { await import(f); } catch (e) { failed.push(f + ': ' + e.message); } } for (const f of ${JSON.stringify(workers)}) { try { await (${startWorker})(f); } catch (e) { failed.push(f + ': ' + e.message); } } if (failed.length) { console.error(failed.join('\\n')); process.exit(1); }`;
+    const script = `import { Worker } from 'node:worker_threads'; const failed = []; for (const f of ${JSON.stringify(modules)}) { try { await import(f); } catch (e) { failed.push(f + ': ' + e.message); } } for (const f of ${JSON.stringify(workers)}) { try { await (${startWorker})(f); } catch (e) { failed.push(f + ': ' + e.message); } } for (const f of ${JSON.stringify(killThread)}) { try { await import(f); failed.push(f + ': loaded on the main thread without refusing'); } catch (e) { if (!/runs as the kill path's worker thread/.test(e.message)) failed.push(f + ': ' + e.message); } } if (failed.length) { console.error(failed.join('\\n')); process.exit(1); }`;
     const result = run(nodeBin, ['--input-type=module', '-e', script], { cwd: ready().app });
     expect(result.status === 0 ? '' : describeRun(result)).toBe('');
   });

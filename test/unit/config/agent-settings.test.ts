@@ -52,7 +52,7 @@ describe('agent settings', () => {
         kubeletCaFile: '/etc/kubernetes/pki/kubelet-ca.crt',
         diskUsageIntervalMs: 120_000,
       },
-      notifier: { mode: 'psi', psiStallThresholdMs: 150, psiWindowMs: 2000, fastCheckMinIntervalMs: 5, fastCheckMaxIntervalMs: 2000, fastCheckAllocationBytesPerSecond: 8 * 1024 ** 3, memoryHighWakeup: true },
+      notifier: { mode: 'psi', psiStallThresholdMs: 150, psiWindowMs: 2000, fastCheckMinIntervalMs: 5, fastCheckMaxIntervalMs: 2000, fastCheckAllocationBytesPerSecond: 8 * 1024 ** 3, memoryHighWakeup: true, killPath: false },
       actions: {
         dryRun: true,
         hardEviction: 'eviction-api',
@@ -129,6 +129,7 @@ describe('agent settings', () => {
       fastCheckMaxIntervalMs: 10000,
       fastCheckAllocationBytesPerSecond: 4 * 1024 ** 3,
       memoryHighWakeup: false,
+      killPath: true,
     });
     expect(settings.actions).toEqual({
       dryRun: false,
@@ -268,6 +269,7 @@ describe('agent settings: bad values', () => {
       problems: [{ field: 'notifier.fastCheckInterval', line: 2, message: 'was replaced by fastCheckMinInterval and fastCheckMaxInterval: the fast check now adapts its interval to the distance to the threshold' }],
     },
     { name: 'memory-high-wakeup-not-a-bool', text: 'notifier:\n  memoryHighWakeup: "yes"\n', problems: [{ field: 'notifier.memoryHighWakeup', line: 2 }] },
+    { name: 'kill-path-not-a-bool', text: 'notifier:\n  killPath: 1\n', problems: [{ field: 'notifier.killPath', line: 2 }] },
     {
       name: 'pod-cgroup-root-outside-the-hierarchy',
       text: 'observe:\n  podCgroupRoot: kubepods/../../x\n',
