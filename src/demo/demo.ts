@@ -333,7 +333,7 @@ function formatSummary(summary: DemoSummary, interrupted: boolean): string {
   lines.push(`  peak memory use:      ${mib(summary.peakUsageBytes)} of ${mib(NODE_CAPACITY_BYTES)}`);
   if (summary.reactionMs !== null) lines.push(`  notification to kill: ${summary.reactionMs} ms`);
   for (const { outcome } of summary.outcomes) {
-    const relief = outcome.timeToReliefMs === null ? 'memory not back' : `memory back ${outcome.timeToReliefMs} ms after the kill`;
+    const relief = outcome.timeToReliefMs === null ? 'memory not back' : `memory back ${Math.round(outcome.timeToReliefMs)} ms after the kill`;
     lines.push(`  outcome:              ${outcome.result}: ${mib(Number(outcome.reclaimedAmount))} freed of ${mib(Number(outcome.neededAmount))} needed, ${relief}${outcome.retriggered ? ', re-triggered' : ''}`);
   }
   lines.push(`  notifier:             ${summary.notifier}`);
