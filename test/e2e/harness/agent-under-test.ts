@@ -107,6 +107,7 @@ export async function startAgentUnderTest(options: AgentUnderTestOptions): Promi
         observer: timeline.observer(deps.observer),
         notifier: timeline.notifier(deps.notifier),
         terminator: timeline.terminator(deps.terminator),
+        ...(deps.killPath === undefined ? {} : { killPath: timeline.killPath(deps.killPath) }),
       };
     },
   });

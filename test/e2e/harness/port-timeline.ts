@@ -6,7 +6,7 @@
 
 import { performance } from 'node:perf_hooks';
 import type { Pod } from '../../../src/api/pod.js';
-import type { EventRecorder, LocalTerminator, MemoryThresholdNotifier, NodeObserver, Observation, PodActions } from '../../../src/daemon/ports.js';
+import type { EventRecorder, KillPath, LocalTerminator, MemoryThresholdNotifier, NodeObserver, Observation, PodActions } from '../../../src/daemon/ports.js';
 
 /** The ports the timeline can wrap. */
 export type TimedPort = 'notify' | 'observe' | 'terminate' | 'getPod' | 'evictPod' | 'deletePod' | 'addDisruptionTarget' | 'podEvent' | 'nodeEvent';
@@ -98,6 +98,37 @@ export class PortTimeline {
 
   terminator(inner: LocalTerminator): LocalTerminator {
     return { terminate: (pod, gracePeriodMs) => this.timed('terminate', () => inner.terminate(pod, gracePeriodMs), pod) };
+  }
+
+  /**
+   * The kill path's thread signals the victim without the terminator port: its report, on the main
+   * thread, says when the kernel woke it and when its signals went out, and those become the
+   * reaction's notification and local termination (in this timeline's time, from its monotonic stamps).
+   */
+  killPath(inner: KillPath): KillPath {
+    const timeOf = (ns: bigint): number => now() - Number(process.hrtime.bigint() - ns) / 1e6;
+    const wrapped: KillPath = {
+      start: (onReport) =>
+        inner.start((report) => {
+          if (report.kind === 'killed') {
+            const wokeAtMs = timeOf(report.wokeAtNs);
+            const issuedAtMs = timeOf(report.issuedAtNs);
+            this.spans.push({ port: 'notify', startMs: wokeAtMs, endMs: wokeAtMs, detail: `${report.threshold.description} (the kill path)` });
+            this.loadAverages.set(wokeAtMs, this.readLoadAverage());
+            this.spans.push({ port: 'terminate', startMs: issuedAtMs, endMs: issuedAtMs, pod: podKey(report.plan.victim), detail: 'the kill path' });
+          }
+          onReport(report);
+        }),
+      arm: (plan) => inner.arm(plan),
+      disarm: () => inner.disarm(),
+      collect: () => inner.collect(),
+      standAside: (description) => inner.standAside(description),
+      get armed() {
+        return inner.armed;
+      },
+      stop: () => inner.stop(),
+    };
+    return wrapped;
   }
 
   actions(inner: PodActions): PodActions {
