@@ -97,7 +97,12 @@ export class PortTimeline {
   }
 
   terminator(inner: LocalTerminator): LocalTerminator {
-    return { terminate: (pod, gracePeriodMs) => this.timed('terminate', () => inner.terminate(pod, gracePeriodMs), pod) };
+    return {
+      terminate: (pod, gracePeriodMs) => this.timed('terminate', () => inner.terminate(pod, gracePeriodMs), pod),
+      // Keeping a pod ended after the kill path's signals (its SIGKILL after the grace period), and letting one go, as they are.
+      ...(inner.adopt === undefined ? {} : { adopt: (pod, gracePeriodMs) => inner.adopt?.(pod, gracePeriodMs) }),
+      ...(inner.release === undefined ? {} : { release: (uid) => inner.release?.(uid) }),
+    };
   }
 
   /**
