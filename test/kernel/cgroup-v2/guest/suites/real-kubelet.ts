@@ -492,9 +492,10 @@ async function slowLeak({ note }: CaseContext): Promise<void> {
     const evicted = (await scenario.events()).agent.find((e) => e.reason === 'Evicted');
     const leakBytes = Number(evicted?.metadata.annotations?.offending_containers_usage?.replace(/Ki$/, '')) * 1024;
     assert.ok(leakBytes > 0, 'no offending_containers_usage on the Evicted Event');
-    const summary = await scenario.n.summary();
     for (const pod of ['critical', staticName]) {
-      const bytes = podStats(summary, scenario.namespace, pod)?.memory?.workingSetBytes ?? 0;
+      // From the kubelet's summary once it has the pod's memory (its stats come from a cache that
+      // an emulated node's kubelet may fill late), never a missing figure read as none.
+      const bytes = await waitFor(async () => podStats(await scenario.n.summary(), scenario.namespace, pod)?.memory?.workingSetBytes, { what: `the kubelet's working set of ${pod}`, timeoutMs: 30_000, intervalMs: 1_000 });
       assert.ok(bytes > leakBytes, `${pod} uses ${bytes} bytes, the leak ${leakBytes}`);
     }
     note('leakAtEvictionMiB', Math.round(leakBytes / MiB));
