@@ -24,7 +24,7 @@ import { Cluster } from './harness/cluster.js';
 import { K8S_NAMESPACE } from './harness/containerd.js';
 import { DeployedAgent, type AgentLogLine } from './harness/deployed-agent.js';
 import { kubeconfigYaml } from './harness/kubeconfig.js';
-import { createNamespace, createPod, listEvents, nodeCondition, type PodLike } from './harness/objects.js';
+import { createNamespace, createPod, listEvents, nodeCondition, offendingUsageBytes, type PodLike } from './harness/objects.js';
 import { nodeImages, type RealNode } from './harness/real-node.js';
 import { realPod, startRealNodeScenario } from './harness/real-node-scenario.js';
 import { metricValue } from './harness/metric-value.js';
@@ -245,7 +245,7 @@ suite.test("helm upgrade with the node's cgroup root and the agent's thresholds 
   expect(evicted[0]).toMatchObject({ type: 'Warning', source: { component: 'kube-eviction-agent', host: NODE }, reportingInstance: NODE, metadata: { annotations: { starved_resource: 'memory', offending_containers: 'main' } } });
   await expectKubeletDidNotEvict(context.admin, scenario, ['leaky-fast']);
   // The static pod used more memory over its request than the leak did when it went; both stayed.
-  const leakBytes = Number(evicted[0]?.metadata.annotations?.offending_containers_usage?.replace(/Ki$/, '')) * 1024;
+  const leakBytes = offendingUsageBytes(evicted[0]);
   expect(leakBytes).toBeGreaterThan(0);
   expect(leakBytes).toBeLessThan(500 * MiB);
   expectUntouched(scenario, ['critical', staticName]);

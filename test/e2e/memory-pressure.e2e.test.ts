@@ -8,7 +8,7 @@ import type { TestContext } from './harness/suite.js';
 import { e2eSuite } from './harness/suite.js';
 import { startNodeScenario, type NodeScenario } from './harness/node-scenario.js';
 import type { KubeObject } from './harness/list-watch.js';
-import { createPdb, createPod, getPdbStatus, listEvents, nodeCondition, testPod, type PodLike } from './harness/objects.js';
+import { createPdb, createPod, getPdbStatus, listEvents, nodeCondition, offendingUsageBytes, testPod, type PodLike } from './harness/objects.js';
 import { Recorder } from './harness/recorder.js';
 import { waitFor } from './harness/wait.js';
 import { parseQuantity, quantityValue } from '../../src/api/quantity.js';
@@ -259,7 +259,7 @@ suite.test('critical pods (system-node-critical priority, a mirror pod) are neve
 
   // When `leaky` was evicted, both critical pods used more memory than it did.
   const evicted = await waitFor(async () => (await listEvents(admin, namespace, 'Evicted')).find((e) => e.involvedObject.name === 'leaky'), { what: 'the Evicted event', timeoutMs: 10_000 });
-  const leakyUsageBytes = Number(evicted.metadata.annotations?.offending_containers_usage?.replace(/Ki$/, '')) * 1024;
+  const leakyUsageBytes = offendingUsageBytes(evicted);
   for (const name of ['node-critical', 'static-web']) {
     expect(pods.versions(name).some((v) => terminating(v.object) || hasDisruptionTarget(v.object, 'TerminationByKubelet'))).toBe(false);
     expect(pods.latest(name)).toBeDefined();

@@ -19,7 +19,7 @@ import { kubeconfigYaml } from './harness/kubeconfig.js';
 import { findRealNodeBinaries } from './harness/binaries.js';
 import { thisHostIdentity } from '../../src/host/host-identity.js';
 import { startAgentUnderTest } from './harness/agent-under-test.js';
-import { createPod, getPod, listEvents, nodeCondition, type PodLike } from './harness/objects.js';
+import { createPod, getPod, listEvents, nodeCondition, offendingUsageBytes, type PodLike } from './harness/objects.js';
 import { describeReaction } from './harness/port-timeline.js';
 import { nodeImages, RealNode } from './harness/real-node.js';
 import { agentConfig, podCgroupUids, realPod, startRealNodeScenario, type RealNodeScenario } from './harness/real-node-scenario.js';
@@ -279,7 +279,7 @@ suite.test('a slow leak (40 MiB/s) is evicted by the agent before the OOM killer
   await leakScenario(context, scenario, { name: 'leaky-slow', rateMi: 40, startMi: 150 });
   // Both used more memory than the leak when it was evicted, and both stayed.
   const evicted = (await listEvents(context.admin, namespace, 'Evicted')).find((e) => e.involvedObject.name === 'leaky-slow');
-  const leakBytes = Number(evicted?.metadata.annotations?.offending_containers_usage?.replace(/Ki$/, '')) * 1024;
+  const leakBytes = offendingUsageBytes(evicted);
   expect(leakBytes).toBeGreaterThan(0);
   expectUntouched(scenario, ['critical', staticName]);
   // The kubelet's own figures for both.

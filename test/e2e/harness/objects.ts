@@ -2,6 +2,7 @@
 // pods already bound to a node (no scheduler runs), PodDisruptionBudgets with the status the
 // disruption controller would have computed (it does not run either), taints, and Event listings.
 
+import { parseQuantity, quantityValue } from '../../../src/api/quantity.js';
 import { CONTENT_TYPE, type ApiClient } from './api-client.js';
 import { MEMORY_ANNOTATION } from './fake-kubelet.js';
 
@@ -145,6 +146,20 @@ export interface EventLike {
   reportingComponent?: string;
   reportingInstance?: string;
   firstTimestamp?: string;
+}
+
+/**
+ * The offending containers' usage an Evicted Event carries, in bytes: a Quantity as the kubelet
+ * prints it (in Ki, or in Mi when that is exact, about one figure in 256); NaN when it has none.
+ */
+export function offendingUsageBytes(event: Pick<EventLike, 'metadata'> | undefined): number {
+  const usage = event?.metadata.annotations?.offending_containers_usage;
+  if (usage === undefined) return Number.NaN;
+  try {
+    return Number(quantityValue(parseQuantity(usage)));
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** Core/v1 Events in a namespace, optionally only those with this reason. */

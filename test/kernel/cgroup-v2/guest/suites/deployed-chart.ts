@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { importAgentImage, type AgentImage } from '../../../../e2e/harness/agent-image.js';
 import { containerLog, type AgentPod } from '../../../../e2e/harness/deployed-agent.js';
 import { metricValue } from '../../../../e2e/harness/metric-value.js';
-import { publishNamespaceDefaults } from '../../../../e2e/harness/objects.js';
+import { offendingUsageBytes, publishNamespaceDefaults } from '../../../../e2e/harness/objects.js';
 import { waitFor } from '../../../../e2e/harness/wait.js';
 import { GuestKubeletNode } from '../guest-kubelet-node.js';
 import { defineSuite, type CaseContext } from '../guest-suite.js';
@@ -203,7 +203,7 @@ async function fastLeak({ note }: CaseContext): Promise<void> {
       // It attributed the leak to its container from the container's own cgroup (its scope under the pod's slice).
       const evicted = (await scenario.events()).agent.find((e) => e.reason === 'Evicted' && e.involvedObject.name === name);
       assert.match(evicted?.metadata.annotations?.offending_containers ?? '', /^main$/);
-      const leakBytes = Number(evicted?.metadata.annotations?.offending_containers_usage?.replace(/Ki$/, '')) * 1024;
+      const leakBytes = offendingUsageBytes(evicted);
       assert.ok(leakBytes > 0, "no usage of the leak's container on the Evicted Event");
       note('leakAtEvictionMiB', Math.round(leakBytes / MiB));
       // How it was woken, for the page: the notifier's events and passes, and what it warned of

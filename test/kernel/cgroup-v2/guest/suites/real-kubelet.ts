@@ -17,7 +17,7 @@ import type { PodStats, Summary } from '../../../../../src/api/summary.js';
 import type { ControlPlane } from '../../../../e2e/harness/control-plane.js';
 import { startAgentUnderTest, type AgentUnderTest } from '../../../../e2e/harness/agent-under-test.js';
 import type { KubeObject } from '../../../../e2e/harness/list-watch.js';
-import { createNamespace, createPod, listEvents, type EventLike, type PodLike } from '../../../../e2e/harness/objects.js';
+import { createNamespace, createPod, listEvents, offendingUsageBytes, type EventLike, type PodLike } from '../../../../e2e/harness/objects.js';
 import { PortTimeline } from '../../../../e2e/harness/port-timeline.js';
 import { realPod, type RealPodOptions } from '../../../../e2e/harness/real-node-scenario.js';
 import { Recorder } from '../../../../e2e/harness/recorder.js';
@@ -490,7 +490,7 @@ async function slowLeak({ note }: CaseContext): Promise<void> {
     await assertAgentWon(scenario, name, outcome, ['critical', staticName]);
     // Both used more memory than the leak when it was evicted, and both stayed.
     const evicted = (await scenario.events()).agent.find((e) => e.reason === 'Evicted');
-    const leakBytes = Number(evicted?.metadata.annotations?.offending_containers_usage?.replace(/Ki$/, '')) * 1024;
+    const leakBytes = offendingUsageBytes(evicted);
     assert.ok(leakBytes > 0, 'no offending_containers_usage on the Evicted Event');
     for (const pod of ['critical', staticName]) {
       // From the kubelet's summary once it has the pod's memory (its stats come from a cache that
