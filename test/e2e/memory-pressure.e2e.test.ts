@@ -11,11 +11,9 @@ import type { KubeObject } from './harness/list-watch.js';
 import { createPdb, createPod, getPdbStatus, listEvents, nodeCondition, offendingUsageBytes, testPod, type PodLike } from './harness/objects.js';
 import { Recorder } from './harness/recorder.js';
 import { waitFor } from './harness/wait.js';
-import { parseQuantity, quantityValue } from '../../src/api/quantity.js';
 import { APPROACH_DISTANCE_BYTES } from '../../src/daemon/kill-path-arming.js';
 
 const MiB = 1024 * 1024;
-const MiBn = BigInt(MiB);
 const NODE_LIMIT_BYTES = 1024n * BigInt(MiB);
 const CONDITION = 'kube-eviction-agent.io/MemoryPressure';
 
@@ -143,8 +141,8 @@ suite.test('a leaking pod is evicted under hard memory pressure before the OOM k
   // threshold, nearly all of it the leak's); when the kill path's thread acted, the figures it was
   // last armed with, at the latest at its approach point, 64 MiB before the crossing.
   const byKillPath = agent.log.find("kill path: ended the first-ranked pod's processes", { pod: `${namespace}/leaky` }).length > 0;
-  const leakAtLeastBytes = (byKillPath ? 150n - APPROACH_DISTANCE_BYTES / MiBn : 150n) * MiBn;
-  expect(quantityValue(parseQuantity(evicted.metadata.annotations?.offending_containers_usage ?? '0'))).toBeGreaterThan(leakAtLeastBytes);
+  const leakAtLeastBytes = 150 * MiB - (byKillPath ? Number(APPROACH_DISTANCE_BYTES) : 0);
+  expect(offendingUsageBytes(evicted)).toBeGreaterThan(leakAtLeastBytes);
   const nodeEvents = await listEvents(context.admin, 'default', 'EvictionThresholdMet');
   expect(nodeEvents.find((e) => e.involvedObject.name === scenario.nodeName)).toMatchObject({ type: 'Warning', message: 'Attempting to reclaim memory', involvedObject: { kind: 'Node' } });
 
