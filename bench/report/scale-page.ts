@@ -9,7 +9,7 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FleetResult, StormResult } from '../lib/fleet-result.js';
 import { table } from './markdown.js';
-import { changesSection, extrapolationSection, flowControlSection, goalsSection } from './scale-findings.js';
+import { changesSection, extrapolationSection, flowControlSection, goalsSection, operatorAdvice } from './scale-findings.js';
 import { lineChart } from './svg.js';
 
 const ms = (v: number | null | undefined): string => (v === null || v === undefined ? '–' : v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${Math.round(v)} ms`);
@@ -303,20 +303,6 @@ export function writeScalePage(repoRoot: string, results: readonly FleetResult[]
       '',
     );
   }
-  add(...goalsSection(results), ...flowControlSection(results), ...changesSection(results, before), ...extrapolationSection(results), ...OPERATOR_ADVICE);
+  add(...goalsSection(results), ...flowControlSection(results), ...changesSection(results, before), ...extrapolationSection(results), ...operatorAdvice(results));
   writeFileSync(join(docs, 'scale.md'), `${lines.join('\n')}\n`);
 }
-
-// What the figures above come to for an operator (kept in step with them when they change).
-const OPERATOR_ADVICE = [
-  '## What to set on a large cluster',
-  '',
-  '- At rest nothing: the agent only watches, and writes node conditions only when they change, never on a timer.',
-  '- `flowControl.enabled` (off by default) puts the agents on a priority level of their own. Measured at 1,000 nodes before',
-  '  the request changes ([scale-1000-before.md](scale-1000-before.md)), the chart\'s level (20 shares, queues of 50) slowed a',
-  '  fleet-wide storm and did not shield a second client; the storms above under each setting say how it does now. Turn it',
-  '  on where the agents must be kept apart from other service accounts, with `flowControl.priorityLevel` sized for the cluster.',
-  '- `reporting.taint.enabled` adds a Node patch at the start and at the end of pressure on each node; leave it off unless the',
-  '  scheduler must avoid nodes under pressure.',
-  '',
-];
