@@ -10,18 +10,16 @@
 // the guest. Times: docs/real-kubelet-cgroup-v2.md.
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { agentImage } from './harness/agent-image.js';
-import { findClusterBinaries, findControlPlaneBinaries, findRealNodeBinaries, REPO_ROOT } from './harness/binaries.js';
+import { findClusterBinaries, findControlPlaneBinaries, findRealNodeBinaries, foundBinaries, REPO_ROOT } from './harness/binaries.js';
 import { ControlPlane } from './harness/control-plane.js';
-import { writeGuestCluster } from './harness/guest-cluster.js';
+import { guestClusterSuite, writeGuestCluster } from './harness/guest-cluster.js';
 import { kubeconfigYaml } from './harness/kubeconfig.js';
 import { publishNamespaceDefaults } from './harness/objects.js';
 import { nodeImages } from './harness/real-node.js';
-import { cgroupV2Suite } from '../kernel/cgroup-v2/guest-run.js';
 import { GUEST_IMAGE_FS_DIR } from '../kernel/cgroup-v2/guest/guest-kubelet-node.js';
 import { suite, type DeployedChart } from '../kernel/cgroup-v2/guest/suites/deployed-chart.js';
 import { AGENT_EVICTION_HARD } from '../kernel/cgroup-v2/guest/suites/real-kubelet.js';
@@ -29,10 +27,6 @@ import { AGENT_EVICTION_HARD } from '../kernel/cgroup-v2/guest/suites/real-kubel
 const NODE = 'v2-deployed';
 const RELEASE = 'kube-eviction-agent';
 const RELEASE_NAMESPACE = 'kube-eviction-agent';
-// As real-kubelet-cgroup-v2.e2e.test.ts: kubepods gets 1 GiB of it.
-const GUEST_MEMORY_MIB = 2560;
-// A bound on a hang (times KEA_TEST_TIMEOUT_SCALE), well over the run's measured time; each case in the guest has its own.
-const GUEST_TIMEOUT_MS = 900_000;
 
 const controlPlane = findControlPlaneBinaries();
 const node = findRealNodeBinaries();
@@ -42,7 +36,6 @@ const image = await agentImage();
 const helmBin = process.env.KEA_HELM_BIN;
 const systemd = ['/lib/systemd/systemd', '/usr/bin/dbus-daemon'].every((path) => existsSync(path)) ? { ok: true as const } : { ok: false as const, reason: 'no systemd and D-Bus for the systemd driver (apt-get install -y systemd dbus)' };
 const helm = helmBin !== undefined && helmBin !== '' ? { ok: true as const } : { ok: false as const, reason: 'KEA_HELM_BIN is not set: run eval "$(bash scripts/build-tools.sh)"' };
-const missing = [controlPlane, node, cni, images, image, systemd, helm].flatMap((lookup) => (lookup.ok ? [] : [lookup.reason]));
 
 // What an operator sets for this node: the cgroup driver and the notifier of a cgroup v2 node, its
 // image filesystem (containerd's root is not the default /var/lib/containerd here), the thresholds
@@ -64,50 +57,31 @@ function nodeValues(): Record<string, unknown> {
   };
 }
 
-if (missing.length > 0 && process.env.KEA_E2E_REQUIRED !== '1') {
-  console.log(`skipping the deployed agent on cgroup v2: ${missing.join('; ')}`);
-  describe.skip(`cgroup v2: ${suite.title} (QEMU guest)`, () => {
-    for (const c of suite.cases) test(c.name, () => {});
-  });
-} else {
-  let plane: ControlPlane | null = null;
-  let setUpError: Error | null = missing.length > 0 ? new Error(`KEA_E2E_REQUIRED=1 but the deployed agent on cgroup v2 cannot run: ${missing.join('; ')}`) : null;
-  const shared = mkdtempSync(join(tmpdir(), 'kea-v2-deployed-'));
-
-  beforeAll(async () => {
-    if (setUpError !== null || !controlPlane.ok || !images.ok || !image.ok || !cni.ok) return;
-    try {
-      plane = await ControlPlane.start({ binaries: controlPlane.binaries, nodeNames: [NODE], serviceAccountAdmission: true });
-      const admin = plane.admin();
-      // The README's namespace, and what the controller manager would publish in it.
-      await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: RELEASE_NAMESPACE, labels: { 'pod-security.kubernetes.io/enforce': 'privileged', 'pod-security.kubernetes.io/audit': 'privileged', 'pod-security.kubernetes.io/warn': 'privileged' } } });
-      await publishNamespaceDefaults(admin, RELEASE_NAMESPACE, plane.caPem);
-      const values = join(shared, 'values.yaml');
-      writeFileSync(values, stringify(nodeValues()));
-      writeFileSync(join(shared, 'kubeconfig'), kubeconfigYaml({ server: plane.url, caPem: plane.caPem, token: plane.credentials.adminToken, user: 'admin' }), { mode: 0o600 });
-      const env = { PATH: process.env.PATH, KUBECONFIG: join(shared, 'kubeconfig'), HOME: shared, HELM_CACHE_HOME: join(shared, 'helm'), HELM_CONFIG_HOME: join(shared, 'helm'), HELM_DATA_HOME: join(shared, 'helm') };
-      const installed = spawnSync(helmBin as string, ['install', RELEASE, 'deploy/chart', '--namespace', RELEASE_NAMESPACE, '--values', values], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 180_000 });
-      if (installed.status !== 0) throw new Error(`helm install exited ${installed.status}:\n${installed.stderr}`);
-      // The agent's token is the pod's own (its projected service-account volume).
-      writeGuestCluster(shared, plane, { nodeName: NODE, driver: 'systemd', agentToken: '', imagesTar: images.binaries });
-      const chart: DeployedChart = { cniBinDir: cni.binaries.cniBinDir, image: image.binaries, namespace: RELEASE_NAMESPACE, daemonSet: RELEASE };
-      writeFileSync(join(shared, 'deployed.json'), JSON.stringify(chart));
-    } catch (error) {
-      setUpError = error instanceof Error ? error : new Error(String(error));
-    }
-  }, 180_000);
-
-  afterAll(async () => {
-    await plane?.stop();
-    rmSync(shared, { recursive: true, force: true });
-  }, 60_000);
-
-  cgroupV2Suite(suite, {
-    timeoutMs: GUEST_TIMEOUT_MS,
-    runnerArgs: () => {
-      if (setUpError !== null) throw setUpError;
-      if (plane === null) throw new Error('the control plane did not start');
-      return ['--forward-port', new URL(plane.url).port, '--memory', String(GUEST_MEMORY_MIB), '--share', shared, '--env', `KEA_GUEST_CLUSTERS=${shared}`];
-    },
-  });
+// What the README has an operator do: the namespace, and `helm install` with the node's values.
+async function installChart(plane: ControlPlane, shared: string): Promise<void> {
+  const admin = plane.admin();
+  // The README's namespace, and what the controller manager would publish in it.
+  await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: RELEASE_NAMESPACE, labels: { 'pod-security.kubernetes.io/enforce': 'privileged', 'pod-security.kubernetes.io/audit': 'privileged', 'pod-security.kubernetes.io/warn': 'privileged' } } });
+  await publishNamespaceDefaults(admin, RELEASE_NAMESPACE, plane.caPem);
+  const values = join(shared, 'values.yaml');
+  writeFileSync(values, stringify(nodeValues()));
+  writeFileSync(join(shared, 'kubeconfig'), kubeconfigYaml({ server: plane.url, caPem: plane.caPem, token: plane.credentials.adminToken, user: 'admin' }), { mode: 0o600 });
+  const env = { PATH: process.env.PATH, KUBECONFIG: join(shared, 'kubeconfig'), HOME: shared, HELM_CACHE_HOME: join(shared, 'helm'), HELM_DATA_HOME: join(shared, 'helm'), HELM_CONFIG_HOME: join(shared, 'helm') };
+  const installed = spawnSync(helmBin as string, ['install', RELEASE, 'deploy/chart', '--namespace', RELEASE_NAMESPACE, '--values', values], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 180_000 });
+  if (installed.status !== 0) throw new Error(`helm install exited ${installed.status}:\n${installed.stderr}`);
 }
+
+guestClusterSuite(suite, {
+  what: 'the deployed agent on cgroup v2',
+  missing: [controlPlane, node, cni, images, image, systemd, helm].flatMap((lookup) => (lookup.ok ? [] : [lookup.reason])),
+  // Well over the run's measured time (docs/real-kubelet-cgroup-v2.md); each case in the guest has its own.
+  timeoutMs: 900_000,
+  startPlane: () => ControlPlane.start({ binaries: foundBinaries(controlPlane), nodeNames: [NODE], serviceAccountAdmission: true }),
+  prepare: async (plane, shared) => {
+    await installChart(plane, shared);
+    // The agent's token is the pod's own (its projected service-account volume).
+    writeGuestCluster(shared, plane, { nodeName: NODE, driver: 'systemd', agentToken: '', imagesTar: foundBinaries(images) });
+    const chart: DeployedChart = { cniBinDir: foundBinaries(cni).cniBinDir, image: foundBinaries(image), namespace: RELEASE_NAMESPACE, daemonSet: RELEASE };
+    writeFileSync(join(shared, 'deployed.json'), JSON.stringify(chart));
+  },
+});
