@@ -47,13 +47,13 @@ export interface ClusterBinaries {
 
 /** The binaries, or why they are not there. */
 export type Lookup<T> = { readonly ok: true; readonly binaries: T } | { readonly ok: false; readonly reason: string };
+export type BinaryLookup = Lookup<ControlPlaneBinaries>;
 
 /** What a lookup found; its reason as an error otherwise (for set-up that runs only once every lookup succeeded). */
 export function foundBinaries<T>(lookup: Lookup<T>): T {
   if (!lookup.ok) throw new Error(lookup.reason);
   return lookup.binaries;
 }
-export type BinaryLookup = Lookup<ControlPlaneBinaries>;
 
 type Env = Readonly<Record<string, string | undefined>>;
 

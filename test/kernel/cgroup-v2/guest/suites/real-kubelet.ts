@@ -394,8 +394,7 @@ export async function runLeak(scenario: Scenario, leak: { readonly name: string;
   // node, the kubelet's own pass may evict the restarted leak before it reports the kill: then its
   // Evicted Event is the record (both are the kubelet alone's outcome, and both are counted).
   if (settled === 'oom') {
-    const recorded = await pods.waitFor(leak.name, (p) => oomKilled(p) || evictedByKubelet(p), 'the kubelet reporting the container OOMKilled or evicting the pod', 60_000);
-    if (!oomKilled(recorded.object)) await scenario.waitForEvent('kubelet', 'Evicted', leak.name);
+    if ((await kubeletRecordOfOomKill(pods, leak.name, 60_000)) === 'evicted') await scenario.waitForEvent('kubelet', 'Evicted', leak.name);
   } else await scenario.waitForEvent(settled === 'deleted' ? 'agent' : 'kubelet', 'Evicted', leak.name);
   const recordedMs = performance.now();
   const kubeletEvicted = (await scenario.kubeletSince(kubeletMark)).filter((e) => e.reason === 'Evicted').map((e) => e.object);
@@ -405,6 +404,15 @@ export async function runLeak(scenario: Scenario, leak: { readonly name: string;
     return latest === undefined || pods.deletedAtMs(name) !== undefined || latest.status?.phase !== 'Running' || restarts(latest) !== restartsBefore.get(name) || kubeletEvicted.includes(name) || agentEvicted.includes(name);
   });
   return { agent, oomKills: n.kubepodsOomKills() - oomBefore, kubeletEvicted, agentEvicted, wrongPods, leakGone: settled === 'deleted', kubepodsMaxBytes, stoppedAfterMs: stoppedMs - createdMs, recordAfterMs: recordedMs - stoppedMs, kubeletMark };
+}
+
+/**
+ * What the kubelet recorded of a pod the kernel OOM killer took: its container OOMKilled, or its own
+ * eviction when its pass got there first (the kill then came in the eviction's grace period).
+ */
+async function kubeletRecordOfOomKill(pods: Recorder<PodLike & KubeObject>, name: string, timeoutMs: number): Promise<'oom-killed' | 'evicted'> {
+  const recorded = await pods.waitFor(name, (p) => oomKilled(p) || evictedByKubelet(p), 'the kubelet reporting the container OOMKilled or evicting the pod', timeoutMs);
+  return oomKilled(recorded.object) ? 'oom-killed' : 'evicted';
 }
 
 /** The kubelet reports a container of the pod terminated by the kernel OOM killer (now or last time). */
@@ -519,10 +527,8 @@ async function oomDryRun({ note }: CaseContext): Promise<void> {
       const killsBefore = n.kubepodsOomKills();
       created = await scenario.createPod(name, { args: ['leak', '200', '0', '1600'], requests: { memory: '16Mi' } });
       let outcome = await waitFor(() => (n.kubepodsOomKills() > killsBefore ? 'oom' : evictedByKubelet(pods.latest(name)) ? 'kubelet' : undefined), { what: 'the kernel OOM killer under kubepods', timeoutMs: 120_000, intervalMs: 100 });
-      if (outcome === 'oom') {
-        const recorded = await pods.waitFor(name, (p) => oomKilled(p) || evictedByKubelet(p), 'the kubelet reporting the container OOMKilled or evicting the pod', 120_000);
-        if (!oomKilled(recorded.object)) outcome = 'kubelet';
-      }
+      // The kubelet's own record of the kill: the container terminated OOMKilled (containerd read the container's memory.events).
+      if (outcome === 'oom' && (await kubeletRecordOfOomKill(pods, name, 120_000)) === 'evicted') outcome = 'kubelet';
       if (outcome === 'oom') victim = name;
       else {
         assert.ok(attempt < 3, `the kubelet evicted the leak before the kernel OOM killer ${attempt} times`);
@@ -546,8 +552,6 @@ async function oomDryRun({ note }: CaseContext): Promise<void> {
     assert.ok(victimCgroup.includes(n.driver === 'systemd' ? `pod${podUid.replaceAll('-', '_')}.slice/cri-containerd-` : `pod${podUid}/`), `the victim's cgroup ${victimCgroup} is not the pod's container`);
     assert.match(victimCgroup, n.driver === 'systemd' ? /\/cri-containerd-[0-9a-f]{64}\.scope$/ : /\/[0-9a-f]{64}$/);
     assert.deepEqual((await scenario.events()).agent.filter((e) => e.reason === 'OOMKilledByKernel'), [], 'a dry run wrote an Event');
-    // The kubelet's own record of it: the container terminated OOMKilled (containerd read the container's memory.events).
-    await pods.waitFor(victim, oomKilled, 'the kubelet reporting the container OOMKilled', 120_000);
     // A dry run: nothing evicted, nothing deleted by the agent.
     assert.equal(agent.log.find('ended pod processes locally').length, 0);
     assert.deepEqual((await scenario.events()).agent.filter((e) => e.reason === 'Evicted'), []);
